@@ -1,0 +1,13 @@
+# Every dependency comes from a Debian package; the Makefile installs the missing ones.
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+if(PRISM_BUILD_TESTS)
+  find_package(doctest REQUIRED)
+endif()
+if(PRISM_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()
+find_package(Threads REQUIRED)

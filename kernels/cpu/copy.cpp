@@ -1,0 +1,41 @@
+// Strided copy: the kernel behind contiguous(), concat and every copy into a view.
+//
+// Idea: the same odometer walk as the elementwise kernels, with a strided destination too.
+// Cost: 0 FLOPs; bytes = 2 x numel x element size. It is pure data movement, which is why a
+// learner should see it in the profile every time a view has to be materialised.
+#include "kernels/cpu/kernel_list.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+template <class T>
+void copy_naive(const CopyArgs<T>& a) {
+  int64_t numel = 1;
+  for (int d = 0; d < a.ndim; ++d) numel *= a.shape[d];
+  if (numel == 0) return;
+  const int last = a.ndim - 1;
+  const int64_t ss = a.src_stride[last], ds = a.dst_stride[last];
+  int64_t idx[kMaxDims] = {};
+  int64_t os = 0, od = 0;
+  for (int64_t i = 0; i < numel; i += a.shape[last]) {
+    for (int64_t j = 0; j < a.shape[last]; ++j) a.dst[od + j * ds] = a.src[os + j * ss];
+    for (int d = last - 1; d >= 0; --d) {
+      os += a.src_stride[d];
+      od += a.dst_stride[d];
+      if (++idx[d] < a.shape[d]) break;
+      os -= a.src_stride[d] * a.shape[d];
+      od -= a.dst_stride[d] * a.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void register_copy(Registry& r) {
+  r.op("copy", Device::cpu, "0 FLOPs; bytes = 2 x numel x elem size")
+      .add<CopyArgs>("naive", VariantTag::naive, "strided odometer walk", &copy_naive<float>,
+                     &copy_naive<double>, &copy_naive<int64_t>);
+}
+
+}  // namespace prism::kernels::cpu

@@ -1,0 +1,97 @@
+// Elementwise ops, naive variant: one loop over the output, strided reads of the inputs.
+//
+// Idea: walk the output in order with an "odometer" over the (merged) dims, carrying each
+// input's offset along, so a broadcast input (stride 0) or a transposed view costs no copy.
+// Cost: 1 pass over memory; bound by bandwidth, not FLOPs (a few FLOPs per 8-12 bytes moved).
+#include "kernels/cpu/elementwise_math.h"
+#include "kernels/cpu/kernel_list.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+template <class T, class F>
+void unary_naive(const UnaryArgs<T>& a) {
+  const Layout& L = a.layout;
+  F f;
+  if (L.ndim == 1 && L.stride[0] == 1) {  // contiguous: the common case, a plain loop
+    for (int64_t i = 0; i < a.numel; ++i) a.out[i] = f(a.x[i]);
+    return;
+  }
+  int64_t idx[kMaxDims] = {};
+  int64_t off = 0;
+  const int last = L.ndim - 1;
+  for (int64_t i = 0; i < a.numel;) {
+    // innermost dim in one tight loop
+    for (int64_t j = 0; j < L.shape[last]; ++j, ++i) a.out[i] = f(a.x[off + j * L.stride[last]]);
+    // advance the odometer over the outer dims
+    for (int d = last - 1; d >= 0; --d) {
+      off += L.stride[d];
+      if (++idx[d] < L.shape[d]) break;
+      off -= L.stride[d] * L.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class T, class F>
+void binary_naive(const BinaryArgs<T>& a) {
+  F f;
+  const int last = a.ndim - 1;
+  if (a.ndim == 1 && a.a_stride[0] == 1 && a.b_stride[0] == 1) {
+    for (int64_t i = 0; i < a.numel; ++i) a.out[i] = f(a.a[i], a.b[i]);
+    return;
+  }
+  int64_t idx[kMaxDims] = {};
+  int64_t oa = 0, ob = 0;
+  const int64_t sa = a.a_stride[last], sb = a.b_stride[last];
+  for (int64_t i = 0; i < a.numel;) {
+    for (int64_t j = 0; j < a.shape[last]; ++j, ++i) a.out[i] = f(a.a[oa + j * sa], a.b[ob + j * sb]);
+    for (int d = last - 1; d >= 0; --d) {
+      oa += a.a_stride[d];
+      ob += a.b_stride[d];
+      if (++idx[d] < a.shape[d]) break;
+      oa -= a.a_stride[d] * a.shape[d];
+      ob -= a.b_stride[d] * a.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class F>
+void add_unary(Registry& r, const char* op, const char* formula) {
+  r.op(op, Device::cpu, formula)
+      .add<UnaryArgs>("naive", VariantTag::naive, "strided loop over the output",
+                      &unary_naive<float, F>, &unary_naive<double, F>);
+}
+
+template <class F>
+void add_binary(Registry& r, const char* op, const char* formula) {
+  r.op(op, Device::cpu, formula)
+      .add<BinaryArgs>("naive", VariantTag::naive, "strided loop, broadcast by stride 0",
+                       &binary_naive<float, F>, &binary_naive<double, F>);
+}
+
+}  // namespace
+
+void register_elementwise_naive(Registry& r) {
+  using namespace math;
+  add_unary<Neg>(r, "neg", "1 FLOP/elem; bytes = in + out");
+  add_unary<Exp>(r, "exp", "1 FLOP/elem; bytes = in + out");
+  add_unary<Log>(r, "log", "1 FLOP/elem; bytes = in + out");
+  add_unary<Sqrt>(r, "sqrt", "1 FLOP/elem; bytes = in + out");
+  add_unary<Tanh>(r, "tanh", "1 FLOP/elem; bytes = in + out");
+  add_unary<Relu>(r, "relu", "1 FLOP/elem (a compare); bytes = in + out");
+  add_unary<Sigmoid>(r, "sigmoid", "3 FLOP/elem (neg, exp, add+div counted as 1); bytes = in + out");
+  add_unary<Gelu>(r, "gelu", "8 FLOP/elem (tanh approximation); bytes = in + out");
+  add_binary<Add>(r, "add", "1 FLOP/out elem; bytes = a + b + out");
+  add_binary<Sub>(r, "sub", "1 FLOP/out elem; bytes = a + b + out");
+  add_binary<Mul>(r, "mul", "1 FLOP/out elem; bytes = a + b + out");
+  add_binary<Div>(r, "div", "1 FLOP/out elem; bytes = a + b + out");
+  add_binary<Pow>(r, "pow", "1 FLOP/out elem; bytes = a + b + out");
+  add_binary<ReluBackward>(r, "relu_backward", "1 FLOP/elem; bytes = x + g + dx");
+  add_binary<SigmoidBackward>(r, "sigmoid_backward", "3 FLOP/elem; bytes = y + g + dx");
+  add_binary<TanhBackward>(r, "tanh_backward", "3 FLOP/elem; bytes = y + g + dx");
+  add_binary<GeluBackward>(r, "gelu_backward", "16 FLOP/elem; bytes = x + g + dx");
+}
+
+}  // namespace prism::kernels::cpu

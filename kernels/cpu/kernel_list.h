@@ -1,0 +1,20 @@
+// Every built-in CPU kernel file registers its variants through one of these functions;
+// kernels/builtin.cpp calls them all, in this order, when the registry is first used.
+#pragma once
+
+#include "kernels/args.h"
+#include "kernels/registry.h"
+
+namespace prism::kernels::cpu {
+
+void register_elementwise_naive(Registry& r);
+void register_copy(Registry& r);
+void register_reduce_naive(Registry& r);
+void register_reduce_eigen(Registry& r);
+void register_matmul_naive(Registry& r);
+void register_matmul_eigen(Registry& r);
+void register_softmax_naive(Registry& r);
+void register_softmax_eigen(Registry& r);
+void register_index(Registry& r);
+
+}  // namespace prism::kernels::cpu

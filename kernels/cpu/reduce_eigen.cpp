@@ -1,0 +1,63 @@
+// Reductions, reference variant: Eigen's rowwise reductions over a strided Map.
+//
+// The yardstick the naive kernels are checked against, and a taste of what a vectorised
+// library does with the same [outer, inner] view.
+#include <Eigen/Core>
+
+#include "kernels/cpu/kernel_list.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+template <class T>
+using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using StridedMap = Eigen::Map<const RowMajor<T>, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
+
+template <class T>
+StridedMap<T> view(const ReduceArgs<T>& a) {
+  return StridedMap<T>(a.x, a.outer, a.inner, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(
+                                                  a.outer_stride, a.inner_stride));
+}
+
+template <class T>
+void sum_eigen(const ReduceArgs<T>& a) {
+  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>> out(a.out, a.outer);
+  out = view(a).rowwise().sum();
+}
+
+template <class T>
+void mean_eigen(const ReduceArgs<T>& a) {
+  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>> out(a.out, a.outer);
+  out = view(a).rowwise().mean();
+}
+
+template <class T>
+void max_eigen(const ReduceArgs<T>& a) {
+  auto m = view(a);
+  for (int64_t o = 0; o < a.outer; ++o) {
+    Eigen::Index at = 0;
+    T best = m.row(o).maxCoeff(&at);
+    if (a.out) a.out[o] = best;
+    if (a.index) a.index[o] = static_cast<int64_t>(at);
+  }
+}
+
+}  // namespace
+
+void register_reduce_eigen(Registry& r) {
+  r.op("sum", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
+                                           "Eigen rowwise().sum()", &sum_eigen<float>,
+                                           &sum_eigen<double>);
+  r.op("mean", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
+                                            "Eigen rowwise().mean()", &mean_eigen<float>,
+                                            &mean_eigen<double>);
+  r.op("max", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
+                                           "Eigen maxCoeff per row", &max_eigen<float>,
+                                           &max_eigen<double>);
+  r.op("argmax", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
+                                              "Eigen maxCoeff per row", &max_eigen<float>,
+                                              &max_eigen<double>);
+}
+
+}  // namespace prism::kernels::cpu

@@ -1,0 +1,68 @@
+// Reductions, naive variant: each output is one row of a 2-D strided view [outer, inner].
+//
+// Idea: the tensor layer moves the reduced dims to the end and merges them, so every reduction
+// (over one dim, several, or all) is "reduce each row". Sums accumulate in double for float32
+// input, which keeps the error of a long sum near float32 rounding (a float accumulator drifts
+// by ~sqrt(n) ulps).
+// Cost: sum/mean: inner - 1 adds per row (+1 divide for mean); max/argmax: inner - 1 compares.
+#include <limits>
+
+#include "kernels/cpu/kernel_list.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+template <class T>
+void sum_naive(const ReduceArgs<T>& a) {
+  for (int64_t o = 0; o < a.outer; ++o) {
+    const T* row = a.x + o * a.outer_stride;
+    double acc = 0;
+    for (int64_t i = 0; i < a.inner; ++i) acc += static_cast<double>(row[i * a.inner_stride]);
+    a.out[o] = static_cast<T>(acc);
+  }
+}
+
+template <class T>
+void mean_naive(const ReduceArgs<T>& a) {
+  sum_naive(a);
+  for (int64_t o = 0; o < a.outer; ++o) a.out[o] /= static_cast<T>(a.inner);
+}
+
+// Max of each row, with the position of its first occurrence; NaN wins (it propagates, as in
+// NumPy), so a NaN in the input is never silently dropped.
+template <class T>
+void max_naive(const ReduceArgs<T>& a) {
+  for (int64_t o = 0; o < a.outer; ++o) {
+    const T* row = a.x + o * a.outer_stride;
+    T best = row[0];
+    int64_t at = 0;
+    for (int64_t i = 1; i < a.inner && best == best; ++i) {
+      T v = row[i * a.inner_stride];
+      if (v > best || v != v) {
+        best = v;
+        at = i;
+      }
+    }
+    if (a.out) a.out[o] = best;
+    if (a.index) a.index[o] = at;
+  }
+}
+
+}  // namespace
+
+void register_reduce_naive(Registry& r) {
+  r.op("sum", Device::cpu, "(inner-1) FLOPs per output; bytes = in + out")
+      .add<ReduceArgs>("naive", VariantTag::naive, "row loop, double accumulator",
+                       &sum_naive<float>, &sum_naive<double>);
+  r.op("mean", Device::cpu, "inner FLOPs per output; bytes = in + out")
+      .add<ReduceArgs>("naive", VariantTag::naive, "row loop, double accumulator",
+                       &mean_naive<float>, &mean_naive<double>);
+  r.op("max", Device::cpu, "(inner-1) compares per output; bytes = in + out + indices")
+      .add<ReduceArgs>("naive", VariantTag::naive, "row loop", &max_naive<float>,
+                       &max_naive<double>);
+  r.op("argmax", Device::cpu, "(inner-1) compares per output; bytes = in + indices")
+      .add<ReduceArgs>("naive", VariantTag::naive, "row loop", &max_naive<float>,
+                       &max_naive<double>);
+}
+
+}  // namespace prism::kernels::cpu

@@ -1,0 +1,238 @@
+#include "kernels/registry.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace prism::kernels {
+
+void register_builtin_kernels(Registry& r);  // kernels/builtin.cpp
+
+namespace {
+
+std::string list_names(const OpKernels& k) {
+  std::string s;
+  for (const auto& e : k.entries()) s += (s.empty() ? "" : ", ") + e.name;
+  return s;
+}
+
+// Scoped overrides on this thread, innermost last. Usually empty, so select() is one branch.
+struct ScopedChoice {
+  const OpKernels* op;
+  const KernelEntry* entry;
+};
+thread_local std::vector<ScopedChoice> t_scoped;
+
+}  // namespace
+
+OpKernels::OpKernels(std::string op, Device device, std::string cost_formula)
+    : op_(std::move(op)), device_(device), cost_formula_(std::move(cost_formula)) {}
+
+KernelEntry& OpKernels::add_entry(KernelEntry e) {
+  if (find(e.name)) {
+    throw Error(op_ + ": a kernel variant named '" + e.name + "' is already registered");
+  }
+  if (!entries_.empty() && entries_.front().args_type != e.args_type) {
+    throw Error(op_ + ": kernel '" + e.name +
+                "' takes a different argument struct than the op's other kernels");
+  }
+  if (!e.has(DType::f32) && !e.has(DType::f64) && !e.has(DType::i64)) {
+    throw Error(op_ + ": kernel '" + e.name + "' has no function");
+  }
+  entries_.push_back(std::move(e));
+  return entries_.back();
+}
+
+void OpKernels::set_default(std::string_view name) {
+  const KernelEntry& e = at(name);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (&entries_[i] == &e) default_ = i;
+  }
+}
+
+const KernelEntry& OpKernels::default_entry() const {
+  if (entries_.empty()) throw Error(op_ + ": no kernel registered on " + device_name(device_));
+  return entries_[default_];
+}
+
+const KernelEntry* OpKernels::find(std::string_view name) const {
+  for (const auto& e : entries_) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+const KernelEntry& OpKernels::at(std::string_view name) const {
+  const KernelEntry* e = find(name);
+  if (!e) {
+    throw Error(op_ + ": no kernel variant named '" + std::string(name) + "' on " +
+                device_name(device_) + " (variants: " + list_names(*this) + ")");
+  }
+  return *e;
+}
+
+const KernelEntry& OpKernels::chosen() const {
+  for (auto it = t_scoped.rbegin(); it != t_scoped.rend(); ++it) {
+    if (it->op == this) return *it->entry;
+  }
+  if (global_choice_ >= 0) return entries_[static_cast<size_t>(global_choice_)];
+  if (env_choice_ >= 0) return entries_[static_cast<size_t>(env_choice_)];
+  return default_entry();
+}
+
+const KernelEntry& OpKernels::select(DType t) const {
+  const KernelEntry& e = chosen();
+  if (e.has(t)) return e;
+  const KernelEntry& d = default_entry();
+  if (d.has(t)) return d;
+  for (const auto& other : entries_) {
+    if (other.has(t)) return other;
+  }
+  throw Error(op_ + ": no kernel for dtype " + dtype_name(t) + " on " + device_name(device_));
+}
+
+OpKernels& Registry::op(std::string_view name, Device device, std::string_view cost_formula) {
+  for (auto& k : ops_) {
+    if (k.op() == name && k.device() == device) {
+      if (k.cost_formula_.empty()) k.cost_formula_ = std::string(cost_formula);
+      return k;
+    }
+  }
+  return ops_.emplace_back(std::string(name), device, std::string(cost_formula));
+}
+
+const OpKernels* Registry::find(std::string_view name, Device device) const {
+  for (const auto& k : ops_) {
+    if (k.op() == name && k.device() == device) return &k;
+  }
+  return nullptr;
+}
+
+const OpKernels& Registry::at(std::string_view name, Device device) const {
+  if (const OpKernels* k = find(name, device)) return *k;
+  std::string names;
+  for (const OpKernels* k : all()) {
+    if (k->device() == device) names += (names.empty() ? "" : ", ") + k->op();
+  }
+  throw Error("no op named '" + std::string(name) + "' on " + device_name(device) +
+              " (ops: " + names + ")");
+}
+
+std::vector<const OpKernels*> Registry::all() const {
+  std::vector<const OpKernels*> out;
+  for (const auto& k : ops_) out.push_back(&k);
+  std::sort(out.begin(), out.end(), [](const OpKernels* a, const OpKernels* b) {
+    return a->op() != b->op() ? a->op() < b->op() : a->device() < b->device();
+  });
+  return out;
+}
+
+Registry& registry() {
+  static Registry* r = [] {
+    auto* reg = new Registry();  // never destroyed: kernels may run during static teardown
+    register_builtin_kernels(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+namespace {
+
+// Finds the op on every device; an op unknown on all devices is an error.
+std::vector<OpKernels*> ops_named(std::string_view op) {
+  std::vector<OpKernels*> out;
+  Registry& r = registry();
+  for (Device d : {Device::cpu, Device::cuda}) {
+    if (const OpKernels* k = r.find(op, d)) out.push_back(const_cast<OpKernels*>(k));
+  }
+  if (out.empty()) r.at(op, Device::cpu);  // throws the listing error
+  return out;
+}
+
+void choose(std::string_view op, std::string_view variant, bool from_env) {
+  std::vector<OpKernels*> ks = ops_named(op);
+  bool found = variant.empty();
+  for (OpKernels* k : ks) {
+    if (!variant.empty() && !k->find(variant)) continue;
+    found = true;
+  }
+  if (!found) ks.front()->at(variant);  // throws, listing the variants
+  for (OpKernels* k : ks) {
+    int idx = -1;
+    if (const KernelEntry* e = variant.empty() ? nullptr : k->find(variant)) {
+      for (size_t i = 0; i < k->entries().size(); ++i) {
+        if (&k->entries()[i] == e) idx = static_cast<int>(i);
+      }
+    }
+    // A device without this variant keeps its default.
+    k->set_choice(idx, from_env);
+  }
+}
+
+void parse_choices(std::string_view spec, bool from_env) {
+  const std::string where = from_env ? "PRISM_KERNELS" : "kernel choice";
+  // Validate everything first, then apply, so a bad entry leaves nothing half-applied.
+  std::vector<std::pair<std::string, std::string>> pairs;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string_view item = spec.substr(pos, comma == std::string_view::npos ? spec.npos : comma - pos);
+    pos = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) {
+      throw Error(where + ": expected op=variant, got '" + std::string(item) + "'");
+    }
+    std::string op(item.substr(0, eq)), variant(item.substr(eq + 1));
+    bool any = false;
+    for (OpKernels* k : ops_named(op)) any = any || k->find(variant);
+    if (!any) ops_named(op).front()->at(variant);
+    pairs.emplace_back(std::move(op), std::move(variant));
+  }
+  for (const auto& [op, variant] : pairs) choose(op, variant, from_env);
+}
+
+}  // namespace
+
+void set_variant(std::string_view op, std::string_view variant) { choose(op, variant, false); }
+
+void apply_kernel_choices(std::string_view spec) { parse_choices(spec, false); }
+
+void load_env_choices() {
+  static std::once_flag once;
+  static std::string error;
+  std::call_once(once, [] {
+    const char* env = std::getenv("PRISM_KERNELS");
+    if (!env) return;
+    try {
+      parse_choices(env, true);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  });
+  if (!error.empty()) throw Error(error);
+}
+
+Use::Use(std::string_view op, std::string_view variant) {
+  const OpKernels* k = registry().find(op, Device::cpu);
+  if (!k) k = &registry().at(op, Device::cpu);
+  t_scoped.push_back({k, &k->at(variant)});
+  pushed_ = 1;
+  // The same choice on the GPU when it has that variant.
+  if (const OpKernels* g = registry().find(op, Device::cuda)) {
+    if (const KernelEntry* e = g->find(variant)) {
+      t_scoped.push_back({g, e});
+      pushed_ = 2;
+    }
+  }
+}
+
+Use::~Use() { t_scoped.resize(t_scoped.size() - static_cast<size_t>(pushed_)); }
+
+void UserKernelRegistrar::report_registration_error(const char* op, const char* name,
+                                                    const char* why) {
+  std::fprintf(stderr, "prism: could not register kernel '%s' for op '%s': %s\n", name, op, why);
+}
+
+}  // namespace prism::kernels

@@ -1,0 +1,179 @@
+// The kernel registry: for every (op, device), the variants that can run it, and which one runs.
+//
+// A kernel is a plain function on raw buffers, `void k(const Args<T>&)`, where Args is the op's
+// argument struct from args.h (pointers, sizes, strides; never a Tensor). One entry holds the
+// float32, float64 and int64 instantiations a variant provides (any may be missing).
+//
+// Which variant runs, highest priority first:
+//   1. a scoped override on this thread:  kernels::Use guard("matmul", "naive");
+//   2. a process-wide choice:             kernels::set_variant("matmul", "naive")  (--kernel)
+//   3. the environment:                   PRISM_KERNELS=matmul=naive,softmax=reference
+//   4. the op's default (the fastest correct variant registered).
+// If the chosen variant lacks the dtype at hand (a learner's float32-only kernel asked for a
+// float64 gradient check), the default variant runs instead and the profile says so.
+//
+// A learner adds a kernel from their own file, no framework edits:
+//   void my_matmul(const prism::kernels::MatmulArgs<float>& a) { ... }
+//   PRISM_REGISTER_KERNEL(matmul, my_matmul);
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <vector>
+
+#include "kernels/types.h"
+#include "kernels/variant.h"
+
+namespace prism::kernels {
+
+struct KernelEntry {
+  std::string name;  // "naive", "reference", "my_matmul", ...
+  VariantTag tag = VariantTag::naive;
+  std::string idea;  // one line: what this variant does differently
+  std::type_index args_type = typeid(void);
+  using ErasedFn = void (*)();
+  ErasedFn fn[3] = {nullptr, nullptr, nullptr};  // indexed by DType
+
+  bool has(DType t) const { return fn[static_cast<int>(t)] != nullptr; }
+
+  // The typed kernel for element type T; the Args family is checked against registration.
+  template <template <class> class Args, class T>
+  void (*get() const)(const Args<T>&);
+};
+
+template <class T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
+
+template <template <class> class Args, class T>
+void (*KernelEntry::get() const)(const Args<T>&) {
+  if (args_type != std::type_index(typeid(Args<float>))) {
+    throw Error("kernel '" + name + "' was registered with a different argument type");
+  }
+  return reinterpret_cast<void (*)(const Args<T>&)>(fn[static_cast<int>(dtype_of<T>())]);
+}
+
+// All variants of one op on one device.
+class OpKernels {
+ public:
+  OpKernels(std::string op, Device device, std::string cost_formula);
+
+  const std::string& op() const { return op_; }
+  Device device() const { return device_; }
+  // The op's cost formula in words, for `prism ops` (the code is beside the op in tensor/ops).
+  const std::string& cost_formula() const { return cost_formula_; }
+
+  template <template <class> class Args>
+  KernelEntry& add(std::string name, VariantTag tag, std::string idea,
+                   void (*f32)(const Args<float>&), void (*f64)(const Args<double>&) = nullptr,
+                   void (*i64)(const Args<int64_t>&) = nullptr) {
+    KernelEntry e;
+    e.name = std::move(name);
+    e.tag = tag;
+    e.idea = std::move(idea);
+    e.args_type = typeid(Args<float>);
+    e.fn[0] = reinterpret_cast<KernelEntry::ErasedFn>(f32);
+    e.fn[1] = reinterpret_cast<KernelEntry::ErasedFn>(f64);
+    e.fn[2] = reinterpret_cast<KernelEntry::ErasedFn>(i64);
+    return add_entry(std::move(e));
+  }
+  KernelEntry& add_entry(KernelEntry e);
+
+  // Makes `name` the default (the variant run when nothing overrides it).
+  void set_default(std::string_view name);
+  const KernelEntry& default_entry() const;
+
+  const KernelEntry* find(std::string_view name) const;
+  // Like find, but an unknown name is an Error that lists the variants that exist.
+  const KernelEntry& at(std::string_view name) const;
+  const std::deque<KernelEntry>& entries() const { return entries_; }
+
+  // The variant that runs now for dtype t, after overrides (see the top of this file).
+  const KernelEntry& select(DType t) const;
+  // The variant chosen before any dtype fallback (what `prism ops` reports as active).
+  const KernelEntry& chosen() const;
+
+  // Records a process-wide (set_variant) or environment (PRISM_KERNELS) choice by entry index;
+  // -1 clears it. Use set_variant / apply_kernel_choices rather than calling this directly.
+  void set_choice(int index, bool from_env) { (from_env ? env_choice_ : global_choice_) = index; }
+
+ private:
+  friend class Registry;
+  std::string op_;
+  Device device_;
+  std::string cost_formula_;
+  std::deque<KernelEntry> entries_;  // deque: entries never move once registered
+  size_t default_ = 0;
+  int global_choice_ = -1;  // set_variant / --kernel
+  int env_choice_ = -1;     // PRISM_KERNELS
+};
+
+class Registry {
+ public:
+  // The op's kernels on a device; registers the op on first use.
+  OpKernels& op(std::string_view op, Device device, std::string_view cost_formula = "");
+  // Lookup only: nullptr if the op is not registered on that device.
+  const OpKernels* find(std::string_view op, Device device) const;
+  // Like find, but an unknown op is an Error listing the ops that exist.
+  const OpKernels& at(std::string_view op, Device device) const;
+  std::vector<const OpKernels*> all() const;  // sorted by op name, then device
+
+ private:
+  std::deque<OpKernels> ops_;
+};
+
+// The process-wide registry, with every built-in kernel registered on first use.
+Registry& registry();
+
+// Process-wide choice of variant (what `--kernel op=variant` sets); "" restores the default.
+// Applies to the op on every device that has that variant.
+void set_variant(std::string_view op, std::string_view variant);
+
+// Parses "op=variant,op=variant" (the PRISM_KERNELS syntax) and applies it with set_variant.
+void apply_kernel_choices(std::string_view spec);
+
+// Reads PRISM_KERNELS (once); a bad value throws an Error naming what exists.
+void load_env_choices();
+
+// Scoped override on this thread: the highest priority.
+class Use {
+ public:
+  Use(std::string_view op, std::string_view variant);
+  ~Use();
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+
+ private:
+  int pushed_ = 0;
+};
+
+// Registration helper behind PRISM_REGISTER_KERNEL.
+struct UserKernelRegistrar {
+  template <template <class> class Args>
+  UserKernelRegistrar(const char* op, const char* name, void (*f32)(const Args<float>&)) {
+    // Runs during static initialisation, where an exception would abort the program: a
+    // mistake (unknown op, wrong argument type) is reported and the kernel left out.
+    try {
+      const OpKernels* k = registry().find(op, Device::cpu);
+      if (!k) throw Error(std::string("no op named '") + op + "'");
+      registry().op(op, Device::cpu).add<Args>(name, VariantTag::user, "learner kernel", f32);
+    } catch (const std::exception& e) {
+      report_registration_error(op, name, e.what());
+    }
+  }
+  static void report_registration_error(const char* op, const char* name, const char* why);
+};
+
+}  // namespace prism::kernels
+
+#define PRISM_KERNEL_CONCAT_INNER(a, b) a##b
+#define PRISM_KERNEL_CONCAT(a, b) PRISM_KERNEL_CONCAT_INNER(a, b)
+
+// Registers `fn` (float32) as a user variant of `op` on the CPU, under the function's name.
+#define PRISM_REGISTER_KERNEL(op, fn)                                               \
+  static const ::prism::kernels::UserKernelRegistrar PRISM_KERNEL_CONCAT(           \
+      prism_user_kernel_, __COUNTER__)(#op, #fn, &fn)

@@ -1,0 +1,34 @@
+// The small vocabulary shared by every layer above profiler/: devices, dtypes, errors.
+// (It lives here, the lowest layer that needs it, so kernels and tensors speak the same words.)
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace prism {
+
+enum class Device : uint8_t { cpu = 0, cuda = 1 };
+enum class DType : uint8_t { f32, f64, i64 };
+
+inline const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+
+inline const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "float32";
+    case DType::f64: return "float64";
+    case DType::i64: return "int64";
+  }
+  return "?";
+}
+
+inline int64_t dtype_size(DType t) { return t == DType::f32 ? 4 : 8; }
+
+// Every error prism raises on bad input derives from this. The message names the op and the
+// offending shapes or values, e.g. "matmul: inner dimensions differ: [3,4] @ [5,6]".
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+}  // namespace prism

@@ -1,0 +1,98 @@
+// Folding op records into table rows.
+//
+// Self time is what an op spent outside the ops nested inside it: a composite op that calls
+// matmul and add should not be blamed for their time twice. A record's time is subtracted from
+// its nearest enclosing *op*, looking through scope records in between (op > scope > op is rare,
+// but the inner op's time still belongs to the inner op). Summing self time over all ops then
+// counts every nanosecond spent inside ops exactly once.
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "profiler/aggregate.h"
+
+namespace prism::profiler {
+
+namespace {
+
+// Index of the closest enclosing op record of records[i], or -1 when only scopes (or nothing)
+// enclose it.
+int32_t enclosing_op(const std::vector<OpRecord>& records, size_t i) {
+  int32_t p = records[i].parent;
+  while (p >= 0 && records[static_cast<size_t>(p)].kind != Kind::op) {
+    p = records[static_cast<size_t>(p)].parent;
+  }
+  return p;
+}
+
+// Self time of every record (0 for scopes, whose time is not op time).
+std::vector<int64_t> self_times(const std::vector<OpRecord>& records) {
+  std::vector<int64_t> self(records.size(), 0);
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].kind == Kind::op) self[i] += records[i].dur_ns;
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].kind != Kind::op) continue;
+    int32_t p = enclosing_op(records, i);
+    if (p >= 0) self[static_cast<size_t>(p)] -= records[i].dur_ns;
+  }
+  // A child is closed before its parent on the same clock, so self >= 0 already; the clamp
+  // only guards against a record cut short by a session stopping mid-op.
+  for (int64_t& s : self) s = std::max<int64_t>(s, 0);
+  return self;
+}
+
+}  // namespace
+
+std::vector<OpRow> aggregate_ops(const Profile& p) {
+  const std::vector<OpRecord>& records = p.recording.records;
+  const std::vector<int64_t> self = self_times(records);
+
+  // Labels are compared by content, not pointer: the same literal may live at two addresses
+  // in two translation units.
+  using Key =
+      std::tuple<std::string_view, Phase, std::string_view, std::string_view, std::string_view>;
+  std::map<Key, size_t> index;
+  std::vector<OpRow> rows;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const OpRecord& r = records[i];
+    if (r.kind != Kind::op) continue;
+    Key key{r.op, r.phase, r.variant, r.grad_of, r.device};
+    auto [it, inserted] = index.try_emplace(key, rows.size());
+    if (inserted) {
+      OpRow row;
+      row.name = r.op;
+      row.phase = r.phase;
+      row.variant = r.variant;
+      row.grad_of = r.grad_of;
+      row.device = r.device;
+      rows.push_back(std::move(row));
+    }
+    OpRow& row = rows[it->second];
+    row.calls += 1;
+    row.total_ns += r.dur_ns;
+    row.self_ns += self[i];
+    row.cost += r.cost;
+    row.allocs += r.allocs;
+    row.alloc_bytes += r.alloc_bytes;
+  }
+
+  // Largest self time first; ties broken by name so the order is reproducible.
+  std::stable_sort(rows.begin(), rows.end(), [](const OpRow& a, const OpRow& b) {
+    if (a.self_ns != b.self_ns) return a.self_ns > b.self_ns;
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return std::tie(a.name, a.phase, a.variant, a.grad_of, a.device) <
+           std::tie(b.name, b.phase, b.variant, b.grad_of, b.device);
+  });
+  return rows;
+}
+
+int64_t total_op_self_ns(const Profile& p) {
+  int64_t total = 0;
+  for (int64_t s : self_times(p.recording.records)) total += s;
+  return total;
+}
+
+}  // namespace prism::profiler

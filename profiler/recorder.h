@@ -1,0 +1,128 @@
+// The recorder: where op calls and scopes become OpRecords.
+//
+// Hot path. When no session is recording, an op pays one relaxed atomic load and a branch
+// (`recording()`); bench/profiler_overhead.cpp measures it. When recording, opening and closing
+// a record costs two clock reads and a write into this thread's own buffer: no lock, no heap
+// allocation once the buffer has grown.
+//
+// Each thread records into its own buffer; a Session (session.h) gathers them when it stops.
+// Stop a session from the thread that started it, once other threads have stopped issuing ops.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/cost.h"
+#include "profiler/record.h"
+
+namespace prism::profiler {
+
+namespace detail {
+inline std::atomic<bool> g_recording{false};
+}
+
+inline bool recording() { return detail::g_recording.load(std::memory_order_relaxed); }
+
+// ---- thread-local context consulted by every record ----------------------------------------
+
+Phase current_phase();
+const char* current_grad_of();
+int32_t current_scope();
+
+// Marks everything run inside as backward / optimizer work (the autograd engine and optimizers
+// use it; user code rarely needs to).
+class PhaseGuard {
+ public:
+  explicit PhaseGuard(Phase p);
+  ~PhaseGuard();
+  PhaseGuard(const PhaseGuard&) = delete;
+  PhaseGuard& operator=(const PhaseGuard&) = delete;
+
+ private:
+  Phase saved_;
+};
+
+// Labels the ops run inside as computing one gradient of a forward op, e.g. "matmul.dA".
+class GradOfGuard {
+ public:
+  explicit GradOfGuard(const char* label);
+  ~GradOfGuard();
+  GradOfGuard(const GradOfGuard&) = delete;
+  GradOfGuard& operator=(const GradOfGuard&) = delete;
+
+ private:
+  const char* saved_;
+};
+
+// A named scope: nests ("model" > "fc1" gives the path "model.fc1"), tags every op record
+// opened inside with that path, and, when recording, is itself a record (a span in the trace,
+// a node in the module tree).
+class Scope {
+ public:
+  explicit Scope(std::string_view name);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  int32_t saved_scope_;
+  int32_t record_ = -1;
+};
+
+// Re-enters an existing scope path without recording a span: the autograd engine runs each
+// backward node under the scope its forward op ran in, so backward ops land on the same module.
+class ScopeRestore {
+ public:
+  explicit ScopeRestore(int32_t scope_id);
+  ~ScopeRestore();
+  ScopeRestore(const ScopeRestore&) = delete;
+  ScopeRestore& operator=(const ScopeRestore&) = delete;
+
+ private:
+  int32_t saved_;
+};
+
+// Interned scope paths: id 0 is "" (top level).
+const std::string& scope_path(int32_t id);
+std::vector<std::string> scope_paths();
+
+// ---- op records ------------------------------------------------------------------------------
+
+// Opens a record for an op call and returns its handle; only call while recording().
+int32_t open_op(const char* op, const char* variant, const char* device, const Cost& cost,
+                const ShapeList& shapes);
+// Closes the record opened by open_op (records close in LIFO order on each thread).
+void close_op(int32_t handle);
+
+// ---- what a finished recording holds ---------------------------------------------------------
+
+struct MemSample {
+  int64_t t_ns;
+  int64_t live_bytes;
+  int32_t device;
+  int32_t tid;
+};
+
+struct Recording {
+  std::vector<OpRecord> records;  // all threads, each thread's records in start order
+  std::vector<MemSample> memory;  // live bytes after every alloc / free, in time order per thread
+  std::vector<std::string> scope_paths;
+  int64_t start_ns = 0;
+  int64_t stop_ns = 0;
+};
+
+// Low level: Session (session.h) is the interface to use.
+void start_recording();
+Recording stop_recording();
+
+// Called by the memory tracker on every alloc/free while recording.
+void record_memory_sample(int device, int64_t live_bytes);
+
+// Measured cost of one open_op + close_op pair on this machine, in ns (median of several runs,
+// measured once per process and cached). Reported in every profile's meta block.
+double record_overhead_ns();
+
+}  // namespace prism::profiler

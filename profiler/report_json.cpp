@@ -1,0 +1,93 @@
+// Machine-readable profile: the aggregated rows plus the context needed to trust them.
+//
+// Numbers stay raw (ns, FLOPs, bytes) so tools never have to undo a unit choice; the table is
+// the place for human units.
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/memory.h"
+#include "profiler/reports.h"
+
+namespace prism::profiler {
+
+namespace {
+
+// ordered_json keeps keys in the order written (meta first, name before numbers), for people
+// reading the file; parsers do not care.
+using json = nlohmann::ordered_json;
+
+const char* device_label(int32_t device) {
+  switch (device) {
+    case 0:
+      return "cpu";
+    case 1:
+      return "cuda";
+    default:
+      return "other";
+  }
+}
+
+json row_json(const OpRow& r) {
+  return json{{"name", r.name},
+              {"phase", phase_name(r.phase)},
+              {"variant", r.variant},
+              {"grad_of", r.grad_of},
+              {"device", r.device},
+              {"calls", r.calls},
+              {"time_ns", r.total_ns},
+              {"self_ns", r.self_ns},
+              {"flops", r.cost.flops},
+              {"macs", r.cost.macs},
+              {"bytes", r.cost.bytes},
+              {"allocs", r.allocs},
+              {"alloc_bytes", r.alloc_bytes}};
+}
+
+// The highest live bytes seen at any alloc or free during the recording, per device. Bytes
+// that were live before the session started count too: this is what the process held.
+json memory_json(const Recording& rec) {
+  std::map<std::string, int64_t> peak;
+  for (int d = 0; d < kNumDevices; ++d) peak[device_label(d)] = 0;
+  for (const MemSample& m : rec.memory) {
+    int64_t& p = peak[device_label(m.device)];
+    p = std::max(p, m.live_bytes);
+  }
+  return json{{"peak_live_bytes", peak}, {"samples", rec.memory.size()}};
+}
+
+}  // namespace
+
+std::string profile_json(const Profile& p) {
+  const Meta& m = p.meta;
+  json meta{{"version", m.version},
+            {"threads", m.threads},
+            {"compiler", m.compiler},
+            {"flags", m.flags},
+            {"build_type", m.build_type},
+            {"clock", m.clock},
+            {"clock_resolution_ns", m.clock_resolution_ns},
+            {"overhead_ns_per_op", m.overhead_ns_per_op},
+            {"wall_ns", p.wall_ns()}};
+
+  json ops = json::array();
+  Cost total;
+  for (const OpRow& r : aggregate_ops(p)) {
+    ops.push_back(row_json(r));
+    total += r.cost;
+  }
+
+  json doc{{"meta", std::move(meta)},
+           {"ops", std::move(ops)},
+           {"memory", memory_json(p.recording)},
+           {"totals",
+            {{"op_self_ns", total_op_self_ns(p)},
+             {"flops", total.flops},
+             {"macs", total.macs},
+             {"bytes", total.bytes}}}};
+  return doc.dump(2);
+}
+
+}  // namespace prism::profiler

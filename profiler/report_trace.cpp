@@ -1,0 +1,173 @@
+// Chrome trace event output (open in ui.perfetto.dev or chrome://tracing).
+//
+// The format's times are microseconds; we keep nanosecond precision as the fraction, so a
+// 40 ns elementwise op is still a visible span. Viewers rebuild the call tree from time
+// containment alone, so a child must never poke out of its parent: ns -> us conversion in
+// doubles can round a child's end one ulp past its parent's, and a viewer then draws the
+// child as a sibling. Each span is therefore clamped into its parent's span as the reader will
+// compute it (ts + dur, in doubles).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/reports.h"
+
+namespace prism::profiler {
+
+namespace {
+
+// ordered_json keeps keys in the order written (meta first, name before numbers), for people
+// reading the file; parsers do not care.
+using json = nlohmann::ordered_json;
+
+struct Span {
+  double ts;   // us since the recording started
+  double dur;  // us
+  double end;  // ts + dur, exactly as a reader will add them
+};
+
+double to_us(int64_t ns) {
+  return static_cast<double>(ns) / 1000.0;
+}
+
+// Places every record in time; parents come before their children in the records vector
+// (each thread's records are in start order), so one forward pass sees each parent first.
+std::vector<Span> place_spans(const Recording& rec) {
+  std::vector<Span> spans(rec.records.size());
+  for (size_t i = 0; i < rec.records.size(); ++i) {
+    const OpRecord& r = rec.records[i];
+    double ts = to_us(r.start_ns - rec.start_ns);
+    double dur = to_us(std::max<int64_t>(r.dur_ns, 0));
+    if (r.parent >= 0 && static_cast<size_t>(r.parent) < i) {
+      const Span& ps = spans[static_cast<size_t>(r.parent)];
+      ts = std::clamp(ts, ps.ts, ps.end);
+      dur = std::clamp(dur, 0.0, ps.end - ts);
+      while (dur > 0.0 && ts + dur > ps.end) dur = std::nextafter(dur, 0.0);
+    }
+    spans[i] = Span{ts, dur, ts + dur};
+  }
+  return spans;
+}
+
+json meta_json(const Profile& p) {
+  const Meta& m = p.meta;
+  return json{{"version", m.version},
+              {"threads", m.threads},
+              {"compiler", m.compiler},
+              {"flags", m.flags},
+              {"build_type", m.build_type},
+              {"clock", m.clock},
+              {"clock_resolution_ns", m.clock_resolution_ns},
+              {"overhead_ns_per_op", m.overhead_ns_per_op},
+              {"wall_ns", p.wall_ns()}};
+}
+
+json record_event(const OpRecord& r, const Span& s, const Recording& rec) {
+  const bool is_op = r.kind == Kind::op;
+  const std::string scope_path =
+      (r.scope >= 0 && static_cast<size_t>(r.scope) < rec.scope_paths.size())
+          ? rec.scope_paths[static_cast<size_t>(r.scope)]
+          : std::string();
+  json args = json::object();
+  if (is_op) {
+    args["variant"] = r.variant;
+    args["phase"] = phase_name(r.phase);
+    args["grad_of"] = r.grad_of;
+    args["device"] = r.device;
+    args["scope"] = scope_path;
+    args["shapes"] = r.shapes.to_string();
+    args["flops"] = r.cost.flops;
+    args["macs"] = r.cost.macs;
+    args["bytes"] = r.cost.bytes;
+  } else {
+    args["phase"] = phase_name(r.phase);
+    args["scope"] = scope_path;
+  }
+  args["allocs"] = r.allocs;
+  args["alloc_bytes"] = r.alloc_bytes;
+  return json{{"name", r.op},
+              // Two categories, so a viewer can filter ops from scopes or backward from forward.
+              {"cat", std::string(is_op ? "op," : "scope,") + phase_name(r.phase)},
+              {"ph", "X"},
+              {"ts", s.ts},
+              {"dur", s.dur},
+              {"pid", 1},
+              {"tid", r.tid},
+              {"args", std::move(args)}};
+}
+
+std::string counter_name(int32_t device) {
+  if (device == 0) return "live memory (cpu)";
+  if (device == 1) return "live memory (cuda)";
+  return "live memory (device " + std::to_string(device) + ")";
+}
+
+}  // namespace
+
+std::string trace_json(const Profile& p) {
+  const Recording& rec = p.recording;
+  json events = json::array();
+  std::set<int32_t> tids;
+
+  const std::vector<Span> spans = place_spans(rec);
+  for (size_t i = 0; i < rec.records.size(); ++i) {
+    events.push_back(record_event(rec.records[i], spans[i], rec));
+    tids.insert(rec.records[i].tid);
+  }
+
+  // Samples arrive grouped by thread; a counter track reads best in global time order.
+  std::vector<MemSample> samples = rec.memory;
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const MemSample& a, const MemSample& b) { return a.t_ns < b.t_ns; });
+  for (const MemSample& m : samples) {
+    events.push_back(json{{"name", counter_name(m.device)},
+                          {"ph", "C"},
+                          {"ts", to_us(m.t_ns - rec.start_ns)},
+                          {"pid", 1},
+                          {"tid", m.tid},
+                          {"args", {{"bytes", m.live_bytes}}}});
+    tids.insert(m.tid);
+  }
+
+  events.push_back(json{{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", 1},
+                        {"tid", 0},
+                        {"args", {{"name", "prism"}}}});
+  for (int32_t tid : tids) {
+    events.push_back(json{{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", 1},
+                          {"tid", tid},
+                          {"args", {{"name", "thread " + std::to_string(tid)}}}});
+  }
+
+  json doc{
+      {"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", meta_json(p)}};
+  return doc.dump();
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  auto fail = [&path](int err) {
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));
+  };
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) fail(errno);
+  if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+    int err = errno;
+    std::fclose(f);
+    fail(err);
+  }
+  // fclose flushes: a full disk shows up here, not at fwrite.
+  if (std::fclose(f) != 0) fail(errno);
+}
+
+}  // namespace prism::profiler

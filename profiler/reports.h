@@ -1,0 +1,28 @@
+// The profile's outputs: a table for people, a Chrome/Perfetto trace, and a JSON dump for tools.
+#pragma once
+
+#include <string>
+
+#include "profiler/aggregate.h"
+
+namespace prism::profiler {
+
+struct TableOptions {
+  int max_rows = 30;        // 0 = all rows
+  bool show_grad_of = true; // backward rows name the gradient they compute
+};
+
+// The aggregated op table followed by a meta footer (threads, compiler, flags, clock, overhead).
+std::string format_table(const Profile& p, const TableOptions& opts = {});
+
+// Chrome trace event format (chrome://tracing, ui.perfetto.dev): op and scope records as
+// complete ("X") events, live memory as counter ("C") events. Returns the JSON text.
+std::string trace_json(const Profile& p);
+
+// Machine-readable dump: {"meta": {...}, "ops": [aggregated rows], "memory": {...}}.
+std::string profile_json(const Profile& p);
+
+// Write to a file; throws prism-independent std::runtime_error naming the path on failure.
+void write_text_file(const std::string& path, const std::string& text);
+
+}  // namespace prism::profiler

@@ -1,0 +1,133 @@
+// The backward engine: runs the recorded graph in reverse topological order.
+//
+// 1. Walk the graph from the root's node and count, for every node, how many gradient
+//    contributions it will receive (one per edge that points at it). A node freed by an earlier
+//    backward is found here, before any work is done, so a refused call changes nothing.
+// 2. Start with the root's node and the root gradient. A node runs once all of its
+//    contributions have arrived (they are summed first); its input gradients flow along its
+//    edges: into the producing node's pending sum, or into a leaf's .grad.
+//
+// Everything runs with grad mode off and the profiler phase set to backward; each node runs in
+// the profiler scope of its forward call, so a module's backward ops are attributed to it.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tensor/autograd/grad_mode.h"
+#include "tensor/autograd/node.h"
+#include "tensor/ops.h"
+
+namespace prism::autograd {
+
+namespace {
+
+void check_grad_matches(const char* op, const Tensor& g, const Dims& shape, DType dtype) {
+  if (!(g.shape() == shape) || g.dtype() != dtype) {
+    throw Error(std::string(op) + " backward: produced a gradient of shape " + g.shape().str() +
+                " " + dtype_name(g.dtype()) + " for an input of shape " + shape.str() + " " +
+                dtype_name(dtype) + " (a bug in the op's backward)");
+  }
+}
+
+void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
+  check_grad_matches(op, g, leaf.shape, leaf.dtype);
+  if (!leaf.grad) {
+    leaf.grad = g.impl_ptr();
+  } else {
+    profiler::GradOfGuard label("accumulate grad");
+    leaf.grad = add(Tensor(leaf.grad), g).impl_ptr();
+  }
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
+  if (!root.defined()) throw Error("backward: called on an undefined tensor");
+  if (!root.requires_grad()) {
+    throw Error("backward: tensor " + root.shape().str() +
+                " does not require grad (no input of the ops that made it has requires_grad)");
+  }
+  Tensor grad = grad_in;
+  if (!grad.defined()) {
+    if (root.numel() != 1) {
+      throw Error("backward: a gradient can be created implicitly only for a one-element output; "
+                  "this output has shape " + root.shape().str() +
+                  ", so pass backward(grad) with a gradient of that shape");
+    }
+    grad = ones_like(root);
+  } else if (!(grad.shape() == root.shape())) {
+    throw Error("backward: gradient shape " + grad.shape().str() + " does not match output shape " +
+                root.shape().str());
+  } else if (grad.dtype() != root.dtype()) {
+    throw Error(std::string("backward: gradient dtype ") + dtype_name(grad.dtype()) +
+                " does not match output dtype " + dtype_name(root.dtype()));
+  }
+
+  NoGrad no_grad;
+  profiler::PhaseGuard phase(profiler::Phase::backward);
+  AllocRole role(MemRole::gradient);
+
+  // A leaf: its gradient is the root gradient itself.
+  if (!root.grad_fn()) {
+    accumulate_into_leaf(root.impl(), grad, "backward");
+    return;
+  }
+
+  // 1. Discover the graph and count incoming contributions.
+  std::unordered_map<Node*, int> deps;
+  std::vector<Node*> stack{root.grad_fn().get()};
+  deps[root.grad_fn().get()] = 0;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    if (n->released()) {
+      throw Error(std::string(n->op()) +
+                  ": backward through a graph that was already freed; call "
+                  "backward(grad, /*retain_graph=*/true) the first time to go through it again");
+    }
+    for (const Edge& e : n->next()) {
+      if (!e.fn) continue;
+      auto [it, first] = deps.try_emplace(e.fn.get(), 0);
+      ++it->second;
+      if (first) stack.push_back(e.fn.get());
+    }
+  }
+
+  // 2. Run nodes whose contributions are all in.
+  std::unordered_map<Node*, Tensor> pending;
+  pending[root.grad_fn().get()] = grad;
+  std::vector<Node*> ready{root.grad_fn().get()};
+  while (!ready.empty()) {
+    Node* n = ready.back();
+    ready.pop_back();
+    Tensor g = std::move(pending[n]);
+    pending.erase(n);
+    // A node none of whose contributions carried a gradient has nothing to propagate, but
+    // still passes "nothing" on, so the nodes below it are not left waiting.
+    std::vector<Tensor> grads(n->next().size());
+    if (g.defined()) {
+      profiler::ScopeRestore scope(n->scope());
+      grads = n->apply(g);
+    }
+    if (!retain_graph) n->release();
+    for (size_t i = 0; i < n->next().size(); ++i) {
+      const Edge& e = n->next()[i];
+      const Tensor& gi = grads[i];
+      if (e.leaf && gi.defined()) accumulate_into_leaf(*e.leaf, gi, n->op());
+      if (!e.fn) continue;
+      Node* m = e.fn.get();
+      if (gi.defined()) {
+        auto it = pending.find(m);
+        if (it == pending.end() || !it->second.defined()) {
+          pending[m] = gi;
+        } else {
+          profiler::GradOfGuard label("accumulate grad");
+          it->second = add(it->second, gi);
+        }
+      }
+      if (--deps[m] == 0) ready.push_back(m);
+    }
+  }
+}
+
+}  // namespace prism::autograd

@@ -1,0 +1,85 @@
+#include "tensor/autograd/gradcheck.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "tensor/autograd/grad_mode.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+
+namespace prism {
+
+namespace {
+
+// Storage offset of flat element i of t (row-major over its shape).
+int64_t element_offset(const Tensor& t, int64_t flat) {
+  int64_t off = t.offset();
+  for (int d = t.dim() - 1; d >= 0; --d) {
+    off += (flat % t.shape()[d]) * t.strides()[d];
+    flat /= t.shape()[d];
+  }
+  return off;
+}
+
+double projected(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                 const std::vector<Tensor>& inputs, const Tensor& r) {
+  NoGrad no_grad;
+  return sum(mul(f(inputs), r)).item<double>();
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                          const std::vector<Tensor>& inputs, const GradcheckOptions& opts) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& x = inputs[i];
+    if (!x.defined() || x.dtype() != DType::f64 || !x.is_leaf() || !x.requires_grad()) {
+      throw Error("gradcheck: input " + std::to_string(i) +
+                  " must be a float64 leaf tensor with requires_grad");
+    }
+  }
+  // Analytic gradient of L = sum(f(x) * r).
+  Tensor y = f(inputs);
+  Generator gen(opts.seed);
+  std::vector<double> rv(static_cast<size_t>(y.numel()));
+  for (double& v : rv) v = gen.uniform() * 2 - 1;
+  Tensor r = from_vector(rv, y.shape());
+  for (const Tensor& x : inputs) x.zero_grad();
+  Tensor loss = sum(mul(y, r));
+  if (!loss.requires_grad()) {
+    throw Error("gradcheck: the function's output does not depend on any input with requires_grad");
+  }
+  loss.backward();
+
+  GradcheckResult res;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& x = inputs[i];
+    std::vector<double> analytic =
+        x.grad().defined() ? x.grad().to_vector<double>() : std::vector<double>(static_cast<size_t>(x.numel()), 0.0);
+    double* base = static_cast<double*>(x.storage()->data());
+    for (int64_t e = 0; e < x.numel(); ++e) {
+      const int64_t off = element_offset(x, e);
+      const double saved = base[off];
+      base[off] = saved + opts.eps;
+      const double up = projected(f, inputs, r);
+      base[off] = saved - opts.eps;
+      const double down = projected(f, inputs, r);
+      base[off] = saved;
+      const double numeric = (up - down) / (2 * opts.eps);
+      const double a = analytic[static_cast<size_t>(e)];
+      const double err = std::fabs(a - numeric);
+      res.max_abs_error = std::max(res.max_abs_error, err);
+      if (res.ok && err > opts.atol + opts.rtol * std::fabs(numeric)) {
+        res.ok = false;
+        std::ostringstream m;
+        m << "gradcheck: input " << i << " " << x.shape().str() << ", element " << e
+          << ": analytic " << a << " vs numeric " << numeric << " (error " << err << ")";
+        res.message = m.str();
+      }
+    }
+    x.zero_grad();
+  }
+  return res;
+}
+
+}  // namespace prism

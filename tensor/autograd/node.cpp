@@ -1,0 +1,71 @@
+#include "tensor/autograd/node.h"
+
+#include <string>
+
+#include "tensor/autograd/grad_mode.h"
+
+namespace prism::autograd {
+
+std::vector<Tensor> Node::apply(const Tensor& grad_out) {
+  if (released_) {
+    throw Error(std::string(op_) +
+                ": backward through a graph that was already freed; call "
+                "backward(grad, /*retain_graph=*/true) the first time to go through it again");
+  }
+  std::vector<Tensor> grads(next_.size());
+  Grads g(*this, grads);
+  fn_(grad_out, g);
+  return grads;
+}
+
+void Node::release() {
+  fn_ = nullptr;  // drops every tensor the backward function captured
+  released_ = true;
+}
+
+namespace {
+
+Edge edge_of(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  if (t.grad_fn()) return {t.grad_fn(), nullptr};
+  return {nullptr, t.impl_ptr()};
+}
+
+void attach(Tensor& out, const char* op, std::vector<Edge> edges, BackwardFn fn) {
+  auto node = std::make_shared<Node>(op, std::move(fn), std::move(edges), profiler::current_scope());
+  out.impl().grad_fn = std::move(node);
+  out.impl().requires_grad = true;
+}
+
+}  // namespace
+
+bool should_record(std::initializer_list<const Tensor*> inputs) {
+  if (!grad_enabled()) return false;
+  for (const Tensor* t : inputs) {
+    if (t && t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
+            BackwardFn fn) {
+  if (!should_record(inputs)) return;
+  std::vector<Edge> edges;
+  edges.reserve(inputs.size());
+  for (const Tensor* t : inputs) edges.push_back(t ? edge_of(*t) : Edge{});
+  attach(out, op, std::move(edges), std::move(fn));
+}
+
+void record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, BackwardFn fn) {
+  if (!grad_enabled()) return;
+  bool any = false;
+  std::vector<Edge> edges;
+  edges.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    edges.push_back(edge_of(t));
+    any = any || edges.back().active();
+  }
+  if (any) attach(out, op, std::move(edges), std::move(fn));
+}
+
+}  // namespace prism::autograd

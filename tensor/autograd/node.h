@@ -1,0 +1,97 @@
+// An autograd node: one recorded op call, able to turn the gradient of its output into the
+// gradients of its inputs.
+//
+// The graph is built while the forward runs (define-by-run): each tracked op's output points
+// to its node (TensorImpl::grad_fn), and each node points to where its inputs' gradients go
+// (`next`: the node that made the input, or the input itself if it is a leaf). Nodes hold what
+// backward needs (inputs or outputs, captured in the backward function) until backward frees
+// them. A node never holds its own output through a graph link, so there are no cycles.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace prism::autograd {
+
+class Node;
+
+// Where the gradient of one input goes.
+struct Edge {
+  std::shared_ptr<Node> fn;          // the input was made by a tracked op
+  std::shared_ptr<TensorImpl> leaf;  // or the input is a leaf that requires grad
+  bool active() const { return fn || leaf; }
+};
+
+// What a backward function writes its input gradients into.
+class Grads {
+ public:
+  Grads(const Node& node, std::vector<Tensor>& out) : node_(node), out_(out) {}
+  // Whether input i needs a gradient at all (skip the work when it does not).
+  bool needs(int i) const;
+  // Computes input i's gradient with `f` when it is needed. `label` names it in the profile
+  // ("matmul.dA"); it must be a string literal.
+  template <class F>
+  void set(int i, const char* label, F&& f);
+
+ private:
+  const Node& node_;
+  std::vector<Tensor>& out_;
+};
+
+using BackwardFn = std::function<void(const Tensor& grad_out, Grads& grads)>;
+
+class Node {
+ public:
+  Node(const char* op, BackwardFn fn, std::vector<Edge> next, int32_t scope)
+      : op_(op), fn_(std::move(fn)), next_(std::move(next)), scope_(scope) {}
+
+  const char* op() const { return op_; }
+  const std::vector<Edge>& next() const { return next_; }
+  int32_t scope() const { return scope_; }
+  bool released() const { return released_; }
+
+  // Gradients of the inputs (undefined where an input needs none).
+  std::vector<Tensor> apply(const Tensor& grad_out);
+  // Frees everything saved for backward; a later apply is an error.
+  void release();
+
+ private:
+  const char* op_;
+  BackwardFn fn_;
+  std::vector<Edge> next_;
+  int32_t scope_;  // profiler scope of the forward call: backward ops are attributed there
+  bool released_ = false;
+};
+
+// Records `fn` as the backward of `out` = op(inputs) when grad mode is on and some input
+// requires grad; does nothing otherwise. Called by every differentiable op's front end.
+void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
+            BackwardFn fn);
+void record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, BackwardFn fn);
+// Whether a call with these inputs will be recorded.
+bool should_record(std::initializer_list<const Tensor*> inputs);
+
+// Runs backward from `root` (tensor/autograd/engine.cpp).
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);
+
+}  // namespace prism::autograd
+
+#include "profiler/recorder.h"
+
+namespace prism::autograd {
+
+inline bool Grads::needs(int i) const {
+  return i < static_cast<int>(node_.next().size()) && node_.next()[static_cast<size_t>(i)].active();
+}
+
+template <class F>
+void Grads::set(int i, const char* label, F&& f) {
+  if (!needs(i)) return;
+  profiler::GradOfGuard g(label);
+  out_[static_cast<size_t>(i)] = f();
+}
+
+}  // namespace prism::autograd

@@ -1,0 +1,67 @@
+#include "tensor/dispatch.h"
+
+#include <string>
+
+namespace prism::detail {
+
+const kernels::KernelEntry& OpHandle::kernel(Device device, DType dtype) {
+  const kernels::OpKernels*& k = per_device_[static_cast<int>(device)];
+  if (!k) {
+    kernels::load_env_choices();  // PRISM_KERNELS, read once; a bad value is an Error here
+    k = &kernels::registry().at(name_, device);
+  }
+  return k->select(dtype);
+}
+
+void OpRecordScope::open(const char* op, const char* variant, Device device,
+                         std::initializer_list<const Tensor*> inputs, const profiler::Cost& cost) {
+  profiler::ShapeList shapes;
+  for (const Tensor* t : inputs) {
+    if (t && t->defined()) shapes.add(t->shape().data(), t->dim());
+  }
+  handle_ = profiler::open_op(op, variant, device_name(device), cost, shapes);
+}
+
+void check_defined(const char* op, const Tensor& t) {
+  if (!t.defined()) throw Error(std::string(op) + ": got an undefined tensor");
+}
+
+void check_float(const char* op, const Tensor& t) {
+  check_defined(op, t);
+  if (t.dtype() == DType::i64) {
+    throw Error(std::string(op) + ": needs a float32 or float64 tensor, got int64 " +
+                t.shape().str());
+  }
+}
+
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype()) {
+    throw Error(std::string(op) + ": dtypes differ: " + dtype_name(a.dtype()) + " " +
+                a.shape().str() + " and " + dtype_name(b.dtype()) + " " + b.shape().str());
+  }
+}
+
+void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.device() != b.device()) {
+    throw Error(std::string(op) + ": tensors are on different devices: " +
+                device_name(a.device()) + " and " + device_name(b.device()));
+  }
+}
+
+void check_cpu(const char* op, const Tensor& t) {
+  if (t.device() != Device::cpu) {
+    throw Error(std::string(op) + ": only implemented on the cpu, got a " +
+                device_name(t.device()) + " tensor");
+  }
+}
+
+Tensor empty_like_shape(const Dims& shape, DType dtype, Device device) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = Storage::allocate(shape.numel() * dtype_size(dtype), device, current_alloc_role());
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+}  // namespace prism::detail

@@ -1,0 +1,68 @@
+// The instrumented dispatcher every op front end goes through (DESIGN.md, "life of an op").
+//
+//   static detail::OpHandle op("exp");            // resolved once: the op's kernels
+//   const auto& k = op.kernel(x.device(), x.dtype());   // registry choice for this call
+//   detail::OpRecordScope rec(op, k, x.device(), {&x}, [&] { return cost; });
+//   Tensor y = empty(...);                         // allocation inside the record: attributed
+//   k.get<UnaryArgs, float>()(args);
+//
+// When no profiling session is recording, OpRecordScope costs one atomic load and a branch;
+// the cost lambda and the shape list are only built while recording.
+#pragma once
+
+#include <initializer_list>
+
+#include "kernels/registry.h"
+#include "profiler/recorder.h"
+#include "tensor/tensor.h"
+
+namespace prism::detail {
+
+class OpHandle {
+ public:
+  explicit OpHandle(const char* name) : name_(name) {}
+  const char* name() const { return name_; }
+  // The kernel variant that runs for this device and dtype now (overrides applied).
+  const kernels::KernelEntry& kernel(Device device, DType dtype);
+
+ private:
+  const char* name_;
+  const kernels::OpKernels* per_device_[2] = {nullptr, nullptr};
+};
+
+// Opens a profile record for the lifetime of the object (closed on exceptions too).
+class OpRecordScope {
+ public:
+  template <class CostFn>
+  OpRecordScope(const char* op, const char* variant, Device device,
+                std::initializer_list<const Tensor*> inputs, CostFn&& cost) {
+    if (!profiler::recording()) return;
+    open(op, variant, device, inputs, cost());
+  }
+  ~OpRecordScope() {
+    if (handle_ >= 0) profiler::close_op(handle_);
+  }
+  OpRecordScope(const OpRecordScope&) = delete;
+  OpRecordScope& operator=(const OpRecordScope&) = delete;
+
+ private:
+  void open(const char* op, const char* variant, Device device,
+            std::initializer_list<const Tensor*> inputs, const profiler::Cost& cost);
+  int32_t handle_ = -1;
+};
+
+// Bytes of a tensor as the cost model counts them: its elements once, whatever its strides
+// (a broadcast input is read once, not once per use).
+inline int64_t tensor_bytes(const Tensor& t) { return t.numel() * t.element_size(); }
+
+// Checks shared by the front ends; each throws an Error naming the op.
+void check_defined(const char* op, const Tensor& t);
+void check_float(const char* op, const Tensor& t);
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
+void check_same_device(const char* op, const Tensor& a, const Tensor& b);
+void check_cpu(const char* op, const Tensor& t);
+
+// A new, contiguous, uninitialised tensor on the same device as `like`.
+Tensor empty_like_shape(const Dims& shape, DType dtype, Device device);
+
+}  // namespace prism::detail

@@ -1,0 +1,109 @@
+// Factories: new tensors filled with a constant, a range, data, or random numbers.
+//
+// Each factory is a profiled op (its buffer is an allocation worth seeing), with no kernel
+// variants: the fill is a plain loop and the cost is the bytes written.
+#include <cmath>
+#include <string>
+
+#include "tensor/dispatch.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+
+namespace prism {
+
+namespace {
+
+void check_shape(const char* op, const Dims& shape) {
+  for (int64_t s : shape) {
+    if (s < 0) throw Error(std::string(op) + ": negative size in shape " + shape.str());
+  }
+}
+
+profiler::Cost fill_cost(const Dims& shape, DType dt) {
+  return {0, 0, shape.numel() * dtype_size(dt)};
+}
+
+// Allocates inside a record named `op` and fills element i with f(i).
+template <class F>
+Tensor filled(const char* op, const Dims& shape, DType dt, F&& f) {
+  check_shape(op, shape);
+  detail::OpRecordScope rec(op, "", Device::cpu, {}, [&] { return fill_cost(shape, dt); });
+  Tensor t = detail::empty_like_shape(shape, dt, Device::cpu);
+  const int64_t n = t.numel();
+  switch (dt) {
+    case DType::f32: {
+      float* p = t.data<float>();
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(f(i));
+      break;
+    }
+    case DType::f64: {
+      double* p = t.data<double>();
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(f(i));
+      break;
+    }
+    case DType::i64: {
+      int64_t* p = t.data<int64_t>();
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(f(i));
+      break;
+    }
+  }
+  return t;
+}
+
+template <class T>
+Tensor from_values(const std::vector<T>& v, const Dims& shape) {
+  if (static_cast<int64_t>(v.size()) != shape.numel()) {
+    throw Error("from_vector: " + std::to_string(v.size()) + " values for shape " + shape.str() +
+                " (" + std::to_string(shape.numel()) + " elements)");
+  }
+  return filled("from_vector", shape, dtype_for<T>(), [&](int64_t i) { return v[static_cast<size_t>(i)]; });
+}
+
+}  // namespace
+
+Tensor empty(const Dims& shape, DType dtype) {
+  check_shape("empty", shape);
+  detail::OpRecordScope rec("empty", "", Device::cpu, {}, [] { return profiler::Cost{}; });
+  return detail::empty_like_shape(shape, dtype, Device::cpu);
+}
+
+Tensor full(const Dims& shape, double value, DType dtype) {
+  return filled("full", shape, dtype, [value](int64_t) { return value; });
+}
+Tensor zeros(const Dims& shape, DType dtype) {
+  return filled("zeros", shape, dtype, [](int64_t) { return 0.0; });
+}
+Tensor ones(const Dims& shape, DType dtype) {
+  return filled("ones", shape, dtype, [](int64_t) { return 1.0; });
+}
+Tensor scalar(double value, DType dtype) { return full(Dims{}, value, dtype); }
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+
+Tensor arange(double start, double end, double step, DType dtype) {
+  if (step == 0) throw Error("arange: step must not be zero");
+  double span = (end - start) / step;
+  int64_t n = span > 0 ? static_cast<int64_t>(std::ceil(span)) : 0;
+  return filled("arange", Dims{n}, dtype, [=](int64_t i) { return start + static_cast<double>(i) * step; });
+}
+Tensor arange(int64_t n, DType dtype) { return arange(0.0, static_cast<double>(n), 1.0, dtype); }
+
+Tensor from_vector(const std::vector<float>& v, const Dims& s) { return from_values(v, s); }
+Tensor from_vector(const std::vector<double>& v, const Dims& s) { return from_values(v, s); }
+Tensor from_vector(const std::vector<int64_t>& v, const Dims& s) { return from_values(v, s); }
+
+Tensor rand(const Dims& shape, DType dtype, double low, double high) {
+  if (dtype == DType::i64) throw Error("rand: needs a float dtype");
+  if (!(low < high)) throw Error("rand: low must be below high");
+  Generator& g = default_generator();
+  return filled("rand", shape, dtype, [&](int64_t) { return low + (high - low) * g.uniform(); });
+}
+
+Tensor randn(const Dims& shape, DType dtype, double mean, double std) {
+  if (dtype == DType::i64) throw Error("randn: needs a float dtype");
+  if (std < 0) throw Error("randn: std must be non-negative");
+  Generator& g = default_generator();
+  return filled("randn", shape, dtype, [&](int64_t) { return mean + std * g.normal(); });
+}
+
+}  // namespace prism

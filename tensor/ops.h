@@ -1,0 +1,95 @@
+// The op front end: every function here checks its inputs, computes its cost, picks a kernel
+// through the registry, records a profile row, runs, and (in grad mode) records how to
+// differentiate itself. See DESIGN.md, "The life of one op call".
+//
+// Elementwise binary ops broadcast like NumPy: shapes are aligned at the right, and a dim of
+// size 1 (or a missing dim) stretches to match the other.
+#pragma once
+
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace prism {
+
+// ---- factories (tensor/factories.cpp) ---------------------------------------------------------
+Tensor empty(const Dims& shape, DType dtype = DType::f32);
+Tensor zeros(const Dims& shape, DType dtype = DType::f32);
+Tensor ones(const Dims& shape, DType dtype = DType::f32);
+Tensor full(const Dims& shape, double value, DType dtype = DType::f32);
+Tensor scalar(double value, DType dtype = DType::f32);  // a 0-dim tensor
+// [start, start+step, ...) up to but excluding `end`.
+Tensor arange(double start, double end, double step = 1, DType dtype = DType::f32);
+Tensor arange(int64_t n, DType dtype = DType::f32);
+Tensor from_vector(const std::vector<float>& values, const Dims& shape);
+Tensor from_vector(const std::vector<double>& values, const Dims& shape);
+Tensor from_vector(const std::vector<int64_t>& values, const Dims& shape);
+// Uniform in [low, high) / standard normal, from the global seeded generator (random.h).
+Tensor rand(const Dims& shape, DType dtype = DType::f32, double low = 0, double high = 1);
+Tensor randn(const Dims& shape, DType dtype = DType::f32, double mean = 0, double std = 1);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+
+// ---- elementwise (tensor/ops/elementwise.cpp) -------------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // tanh approximation
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& x);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+
+// ---- reductions (tensor/ops/reduce.cpp) -------------------------------------------------------
+// dims empty = all dims. Negative dims count from the end.
+Tensor sum(const Tensor& x, const std::vector<int>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int>& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& x, int dim, bool keepdim = false);
+Tensor max(const Tensor& x);  // over all elements
+Tensor argmax(const Tensor& x, int dim, bool keepdim = false);  // int64
+Tensor argmax(const Tensor& x);  // flat index, int64 scalar
+// Sums `x` down to `shape` (the gradient of broadcasting `shape` up to x's shape).
+Tensor sum_to(const Tensor& x, const Dims& shape);
+
+// ---- matmul (tensor/ops/matmul.cpp) ------------------------------------------------------------
+// [m,k] @ [k,n] -> [m,n]; batched [..., m, k] @ [..., k, n] with broadcast batch dims;
+// 1-D operands are treated as a row (left) or column (right) vector, as in NumPy.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- softmax (tensor/ops/softmax.cpp) ----------------------------------------------------------
+Tensor softmax(const Tensor& x, int dim = -1);
+Tensor log_softmax(const Tensor& x, int dim = -1);
+
+// ---- indexing and joining (tensor/ops/index.cpp) -------------------------------------------------
+// out[i][j] = x[i][index[i][j]] for dim 1 (torch.gather); index is int64, same ndim as x.
+Tensor gather(const Tensor& x, int dim, const Tensor& index);
+// Picks entries of a 1-D int64 index along `dim`: out.size(dim) = index.numel().
+Tensor index_select(const Tensor& x, int dim, const Tensor& index);
+Tensor concat(const std::vector<Tensor>& xs, int dim = 0);
+
+// ---- copies (tensor/ops/copy.cpp) -------------------------------------------------------------
+Tensor contiguous(const Tensor& x);
+Tensor clone(const Tensor& x);
+Tensor cast(const Tensor& x, DType dtype);
+
+}  // namespace prism

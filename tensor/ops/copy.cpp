@@ -1,0 +1,117 @@
+// Copies: contiguous(), clone(), cast(), and the copy into a view that concat and slice
+// gradients use. All go through the "copy" kernel, so every materialised view shows up in the
+// profile as what it is: memory traffic.
+#include "tensor/autograd/node.h"
+#include "tensor/costs.h"
+#include "tensor/dispatch.h"
+#include "tensor/internal.h"
+#include "tensor/layout.h"
+#include "tensor/ops.h"
+
+namespace prism {
+
+namespace detail {
+
+OpHandle g_copy("copy");
+
+namespace {
+template <class T>
+void run_copy(const kernels::KernelEntry& k, const Tensor& dst, const Tensor& src) {
+  kernels::CopyArgs<T> a{};
+  a.src = src.data<T>();
+  a.dst = dst.data<T>();
+  a.ndim = merge_dims_copy(src.shape(), src.strides(), dst.strides(), a.shape, a.src_stride,
+                           a.dst_stride);
+  k.get<kernels::CopyArgs, T>()(a);
+}
+}  // namespace
+
+void run_copy_kernel(const kernels::KernelEntry& k, const Tensor& dst, const Tensor& src) {
+  switch (src.dtype()) {
+    case DType::f32: run_copy<float>(k, dst, src); break;
+    case DType::f64: run_copy<double>(k, dst, src); break;
+    case DType::i64: run_copy<int64_t>(k, dst, src); break;
+  }
+}
+
+void copy_into(const Tensor& dst, const Tensor& src, const char* op) {
+  if (!(dst.shape() == src.shape())) {
+    throw Error(std::string(op) + ": copy between shapes " + src.shape().str() + " and " +
+                dst.shape().str());
+  }
+  check_same_dtype(op, dst, src);
+  check_same_device(op, dst, src);
+  const auto& k = g_copy.kernel(src.device(), src.dtype());
+  OpRecordScope rec(op, k.name.c_str(), src.device(), {&src},
+                    [&] { return costs::copy(src.numel(), src.element_size()); });
+  run_copy_kernel(k, dst, src);
+}
+
+}  // namespace detail
+
+namespace {
+// A fresh contiguous copy, recorded as `op`, with identity gradient.
+Tensor copy_op(const Tensor& x, const char* op) {
+  Tensor out;
+  {
+    // One record around the allocation and the copy kernel.
+    const auto& k = detail::g_copy.kernel(x.device(), x.dtype());
+    detail::OpRecordScope rec(op, k.name.c_str(), x.device(), {&x},
+                              [&] { return costs::copy(x.numel(), x.element_size()); });
+    out = detail::empty_like_shape(x.shape(), x.dtype(), x.device());
+    detail::run_copy_kernel(k, out, x);
+  }
+  autograd::record(out, op, {&x}, [](const Tensor& g, autograd::Grads& grads) {
+    grads.set(0, "copy.dx", [&] { return g; });
+  });
+  return out;
+}
+}  // namespace
+
+Tensor contiguous(const Tensor& x) {
+  detail::check_defined("contiguous", x);
+  if (x.is_contiguous()) return x;
+  return copy_op(x, "contiguous");
+}
+
+Tensor clone(const Tensor& x) {
+  detail::check_defined("clone", x);
+  return copy_op(x, "clone");
+}
+
+Tensor cast(const Tensor& x, DType dtype) {
+  detail::check_defined("cast", x);
+  if (x.dtype() == dtype) return x;
+  detail::check_cpu("cast", x);
+  Tensor out;
+  {
+    detail::OpRecordScope rec("cast", "", x.device(), {&x}, [&] {
+      return profiler::Cost{0, 0, x.numel() * (x.element_size() + dtype_size(dtype))};
+    });
+    out = detail::empty_like_shape(x.shape(), dtype, x.device());
+    const int64_t n = x.numel();
+    Tensor src = x.is_contiguous() ? x : contiguous(x);
+    auto convert = [&](auto* dst) {
+      using D = std::remove_pointer_t<decltype(dst)>;
+      switch (src.dtype()) {
+        case DType::f32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<float>()[i]); break;
+        case DType::f64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<double>()[i]); break;
+        case DType::i64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<int64_t>()[i]); break;
+      }
+    };
+    switch (dtype) {
+      case DType::f32: convert(out.data<float>()); break;
+      case DType::f64: convert(out.data<double>()); break;
+      case DType::i64: convert(out.data<int64_t>()); break;
+    }
+  }
+  if (dtype != DType::i64) {
+    DType from = x.dtype();
+    autograd::record(out, "cast", {&x}, [from](const Tensor& g, autograd::Grads& grads) {
+      grads.set(0, "cast.dx", [&] { return cast(g, from); });
+    });
+  }
+  return out;
+}
+
+}  // namespace prism

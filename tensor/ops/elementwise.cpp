@@ -1,0 +1,208 @@
+// Elementwise ops: unary (exp, relu, ...) and binary with NumPy broadcasting (add, mul, ...).
+//
+// Cost (docs/COSTS.md): FLOPs = steps per element x output elements; bytes = each input's own
+// elements once + the output. Gradients of a broadcast input are summed back to its shape
+// (sum_to), which the profile shows as a "sum" row in the backward phase.
+#include "tensor/autograd/node.h"
+#include "tensor/costs.h"
+#include "tensor/dispatch.h"
+#include "tensor/layout.h"
+#include "tensor/ops.h"
+
+namespace prism {
+
+namespace {
+
+using detail::OpHandle;
+
+template <class T>
+void run_unary(const kernels::KernelEntry& k, const Tensor& x, const Tensor& out) {
+  kernels::UnaryArgs<T> a{};
+  a.x = x.data<T>();
+  a.out = out.data<T>();
+  a.layout = detail::make_layout(x.shape(), x.strides());
+  a.numel = x.numel();
+  k.get<kernels::UnaryArgs, T>()(a);
+}
+
+Tensor unary_forward(OpHandle& op, const Tensor& x, int flops_per_elem) {
+  detail::check_float(op.name(), x);
+  const auto& k = op.kernel(x.device(), x.dtype());
+  detail::OpRecordScope rec(op.name(), k.name.c_str(), x.device(), {&x}, [&] {
+    return costs::elementwise(x.shape(), flops_per_elem, x.nbytes(), x.element_size());
+  });
+  Tensor out = detail::empty_like_shape(x.shape(), x.dtype(), x.device());
+  if (x.dtype() == DType::f32) run_unary<float>(k, x, out);
+  else run_unary<double>(k, x, out);
+  return out;
+}
+
+template <class T>
+void run_binary(const kernels::KernelEntry& k, const Tensor& a, const Tensor& b, const Tensor& out) {
+  kernels::BinaryArgs<T> args{};
+  args.a = a.data<T>();
+  args.b = b.data<T>();
+  args.out = out.data<T>();
+  args.ndim = detail::merge_dims2(out.shape(), detail::broadcast_strides(a, out.shape()),
+                                  detail::broadcast_strides(b, out.shape()), args.shape,
+                                  args.a_stride, args.b_stride);
+  args.numel = out.numel();
+  k.get<kernels::BinaryArgs, T>()(args);
+}
+
+Tensor binary_forward(OpHandle& op, const Tensor& a, const Tensor& b, int flops_per_elem) {
+  detail::check_float(op.name(), a);
+  detail::check_float(op.name(), b);
+  detail::check_same_dtype(op.name(), a, b);
+  detail::check_same_device(op.name(), a, b);
+  Dims shape = detail::broadcast_shapes(op.name(), a.shape(), b.shape());
+  const auto& k = op.kernel(a.device(), a.dtype());
+  detail::OpRecordScope rec(op.name(), k.name.c_str(), a.device(), {&a, &b}, [&] {
+    return costs::elementwise(shape, flops_per_elem, a.nbytes() + b.nbytes(), a.element_size());
+  });
+  Tensor out = detail::empty_like_shape(shape, a.dtype(), a.device());
+  if (a.dtype() == DType::f32) run_binary<float>(k, a, b, out);
+  else run_binary<double>(k, a, b, out);
+  return out;
+}
+
+OpHandle op_add("add"), op_sub("sub"), op_mul("mul"), op_div("div"), op_pow("pow");
+OpHandle op_neg("neg"), op_exp("exp"), op_log("log"), op_sqrt("sqrt"), op_relu("relu");
+OpHandle op_gelu("gelu"), op_tanh("tanh"), op_sigmoid("sigmoid");
+OpHandle op_relu_bw("relu_backward"), op_gelu_bw("gelu_backward");
+OpHandle op_tanh_bw("tanh_backward"), op_sigmoid_bw("sigmoid_backward");
+
+Tensor like(double v, const Tensor& t) { return scalar(v, t.dtype()); }
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor out = binary_forward(op_add, a, b, 1);
+  autograd::record(out, "add", {&a, &b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "add.da", [&] { return sum_to(g, sa); });
+    gr.set(1, "add.db", [&] { return sum_to(g, sb); });
+  });
+  return out;
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor out = binary_forward(op_sub, a, b, 1);
+  autograd::record(out, "sub", {&a, &b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "sub.da", [&] { return sum_to(g, sa); });
+    gr.set(1, "sub.db", [&] { return sum_to(neg(g), sb); });
+  });
+  return out;
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor out = binary_forward(op_mul, a, b, 1);
+  autograd::record(out, "mul", {&a, &b}, [a, b](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "mul.da", [&] { return sum_to(mul(g, b), a.shape()); });
+    gr.set(1, "mul.db", [&] { return sum_to(mul(g, a), b.shape()); });
+  });
+  return out;
+}
+
+// d(a/b)/da = 1/b;  d(a/b)/db = -a/b^2 = -(a/b)/b
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor out = binary_forward(op_div, a, b, 1);
+  autograd::record(out, "div", {&a, &b}, [sa = a.shape(), b, y = out.detach()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "div.da", [&] { return sum_to(div(g, b), sa); });
+    gr.set(1, "div.db", [&] { return sum_to(neg(mul(g, div(y, b))), b.shape()); });
+  });
+  return out;
+}
+
+// d(a^b)/da = b a^(b-1);  d(a^b)/db = a^b ln a
+Tensor pow(const Tensor& a, const Tensor& b) {
+  Tensor out = binary_forward(op_pow, a, b, 1);
+  autograd::record(out, "pow", {&a, &b}, [a, b, y = out.detach()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "pow.da", [&] { return sum_to(mul(g, mul(b, pow(a, sub(b, like(1, b))))), a.shape()); });
+    gr.set(1, "pow.db", [&] { return sum_to(mul(g, mul(y, log(a))), b.shape()); });
+  });
+  return out;
+}
+
+Tensor pow(const Tensor& a, double exponent) { return pow(a, like(exponent, a)); }
+
+Tensor neg(const Tensor& x) {
+  Tensor out = unary_forward(op_neg, x, 1);
+  autograd::record(out, "neg", {&x}, [](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "neg.dx", [&] { return neg(g); });
+  });
+  return out;
+}
+
+// d e^x = e^x: the saved output is the gradient's factor.
+Tensor exp(const Tensor& x) {
+  Tensor out = unary_forward(op_exp, x, 1);
+  autograd::record(out, "exp", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "exp.dx", [&] { return mul(g, y); });
+  });
+  return out;
+}
+
+Tensor log(const Tensor& x) {
+  Tensor out = unary_forward(op_log, x, 1);
+  autograd::record(out, "log", {&x}, [x](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "log.dx", [&] { return div(g, x); });
+  });
+  return out;
+}
+
+// d sqrt(x) = 1 / (2 sqrt(x))
+Tensor sqrt(const Tensor& x) {
+  Tensor out = unary_forward(op_sqrt, x, 1);
+  autograd::record(out, "sqrt", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "sqrt.dx", [&] { return div(g, mul(y, like(2, y))); });
+  });
+  return out;
+}
+
+Tensor relu(const Tensor& x) {
+  Tensor out = unary_forward(op_relu, x, 1);
+  autograd::record(out, "relu", {&x}, [x](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "relu.dx", [&] { return binary_forward(op_relu_bw, x, g, 1); });
+  });
+  return out;
+}
+
+Tensor gelu(const Tensor& x) {
+  Tensor out = unary_forward(op_gelu, x, 8);
+  autograd::record(out, "gelu", {&x}, [x](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "gelu.dx", [&] { return binary_forward(op_gelu_bw, x, g, 16); });
+  });
+  return out;
+}
+
+Tensor tanh(const Tensor& x) {
+  Tensor out = unary_forward(op_tanh, x, 1);
+  autograd::record(out, "tanh", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "tanh.dx", [&] { return binary_forward(op_tanh_bw, y, g, 3); });
+  });
+  return out;
+}
+
+Tensor sigmoid(const Tensor& x) {
+  Tensor out = unary_forward(op_sigmoid, x, 3);
+  autograd::record(out, "sigmoid", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
+    gr.set(0, "sigmoid.dx", [&] { return binary_forward(op_sigmoid_bw, y, g, 3); });
+  });
+  return out;
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator+(const Tensor& a, double b) { return add(a, like(b, a)); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, like(b, a)); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, like(b, a)); }
+Tensor operator/(const Tensor& a, double b) { return div(a, like(b, a)); }
+Tensor operator+(double a, const Tensor& b) { return add(like(a, b), b); }
+Tensor operator-(double a, const Tensor& b) { return sub(like(a, b), b); }
+Tensor operator*(double a, const Tensor& b) { return mul(like(a, b), b); }
+Tensor operator/(double a, const Tensor& b) { return div(like(a, b), b); }
+
+}  // namespace prism

@@ -1,0 +1,128 @@
+// matmul: 2-D, batched with NumPy-broadcast batch dims, and 1-D vectors (promoted, then the
+// added dim removed). Strided operands go to the kernel as they are: a transposed view costs
+// no copy, which is what backward relies on (dA = g @ B^T, dB = A^T @ g).
+//
+// Cost (DESIGN.md): 2 m n k FLOPs per batch entry, m n k MACs; bytes = A + B + C.
+#include <string>
+
+#include "tensor/autograd/node.h"
+#include "tensor/costs.h"
+#include "tensor/dispatch.h"
+#include "tensor/layout.h"
+#include "tensor/ops.h"
+
+namespace prism {
+
+namespace {
+
+detail::OpHandle op_matmul("matmul");
+
+// Strides of a [batch..., r, c] operand expanded to `batch` batch dims, flattened to one batch
+// stride. Returns false if the batch dims do not merge into one (then we copy).
+bool batch_stride(const Tensor& t, int64_t& bs) {
+  const int nb = t.dim() - 2;
+  Dims shape, strides;
+  for (int d = 0; d < nb; ++d) {
+    shape.push_back(t.shape()[d]);
+    strides.push_back(t.strides()[d]);
+  }
+  kernels::Layout L = detail::make_layout(shape, strides);
+  if (L.ndim != 1) return false;
+  bs = L.shape[0] == 1 ? 0 : L.stride[0];
+  return true;
+}
+
+template <class T>
+void run_matmul(const kernels::KernelEntry& k, const Tensor& a, const Tensor& b, const Tensor& c,
+                int64_t batch, int64_t abs, int64_t bbs) {
+  kernels::MatmulArgs<T> args{};
+  const int na = a.dim(), nb = b.dim();
+  args.a = a.data<T>();
+  args.b = b.data<T>();
+  args.c = c.data<T>();
+  args.batch = batch;
+  args.m = a.shape()[na - 2];
+  args.k = a.shape()[na - 1];
+  args.n = b.shape()[nb - 1];
+  args.a_bs = abs;
+  args.a_rs = a.strides()[na - 2];
+  args.a_cs = a.strides()[na - 1];
+  args.b_bs = bbs;
+  args.b_rs = b.strides()[nb - 2];
+  args.b_cs = b.strides()[nb - 1];
+  k.get<kernels::MatmulArgs, T>()(args);
+}
+
+// Both operands at least 2-D; returns [batch..., m, n].
+Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
+  const int na = a0.dim(), nb = b0.dim();
+  const int64_t m = a0.shape()[na - 2], k = a0.shape()[na - 1];
+  const int64_t k2 = b0.shape()[nb - 2], n = b0.shape()[nb - 1];
+  if (k != k2) {
+    throw Error("matmul: inner dimensions differ: " + a0.shape().str() + " @ " + b0.shape().str());
+  }
+  // Broadcast the batch dims.
+  Dims ba(a0.shape().data(), na - 2), bb(b0.shape().data(), nb - 2);
+  Dims batch_shape = detail::broadcast_shapes("matmul", ba, bb);
+  Dims ea = batch_shape, eb = batch_shape;
+  ea.push_back(m), ea.push_back(k);
+  eb.push_back(k), eb.push_back(n);
+  Tensor a = a0.detach().expand(ea), b = b0.detach().expand(eb);
+  const auto& kern = op_matmul.kernel(a.device(), a.dtype());
+  Dims out_shape = batch_shape;
+  out_shape.push_back(m), out_shape.push_back(n);
+  detail::OpRecordScope rec("matmul", kern.name.c_str(), a.device(), {&a0, &b0},
+                            [&] { return costs::matmul(a0.shape(), b0.shape(), a0.element_size()); });
+  int64_t abs = 0, bbs = 0;
+  if (!batch_stride(a, abs)) a = a.contiguous(), batch_stride(a, abs);
+  if (!batch_stride(b, bbs)) b = b.contiguous(), batch_stride(b, bbs);
+  Tensor c = detail::empty_like_shape(out_shape, a.dtype(), a.device());
+  const int64_t batch = batch_shape.numel();
+  if (c.numel() > 0) {
+    if (k == 0) {
+      // An empty sum is zero; kernels need not special-case it.
+      for (int64_t i = 0; i < c.numel(); ++i) {
+        if (a.dtype() == DType::f32) c.data<float>()[i] = 0;
+        else c.data<double>()[i] = 0;
+      }
+    } else if (a.dtype() == DType::f32) {
+      run_matmul<float>(kern, a, b, c, batch, abs, bbs);
+    } else {
+      run_matmul<double>(kern, a, b, c, batch, abs, bbs);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  detail::check_float("matmul", a);
+  detail::check_float("matmul", b);
+  detail::check_same_dtype("matmul", a, b);
+  detail::check_same_device("matmul", a, b);
+  if (a.dim() == 0 || b.dim() == 0) {
+    throw Error("matmul: needs tensors of at least 1 dim, got " + a.shape().str() + " @ " +
+                b.shape().str() + " (use mul for scalars)");
+  }
+  // NumPy rules for vectors: [k] is a row on the left, a column on the right.
+  Tensor a2 = a.dim() == 1 ? a.detach().unsqueeze(0) : a.detach();
+  Tensor b2 = b.dim() == 1 ? b.detach().unsqueeze(1) : b.detach();
+  Tensor out = matmul_nd(a2, b2);
+  if (b.dim() == 1) out = out.squeeze(-1);
+  if (a.dim() == 1) out = out.squeeze(out.dim() == 1 ? 0 : -2);
+  // dA = g @ B^T and dB = A^T @ g, each summed back over broadcast batch dims. Vectors are
+  // handled by giving g the promoted 2-D shape again.
+  autograd::record(out, "matmul", {&a, &b}, [a, b](const Tensor& g0, autograd::Grads& gr) {
+    Tensor A = a.dim() == 1 ? a.unsqueeze(0) : a;
+    Tensor B = b.dim() == 1 ? b.unsqueeze(1) : b;
+    Tensor g = g0;
+    if (b.dim() == 1) g = g.unsqueeze(-1);
+    if (a.dim() == 1) g = g.unsqueeze(g.dim() == 1 ? 0 : -2);
+    gr.set(0, "matmul.dA", [&] { return sum_to(matmul(g, B.transpose(-1, -2)), A.shape()).reshape(a.shape()); });
+    gr.set(1, "matmul.dB", [&] { return sum_to(matmul(A.transpose(-1, -2), g), B.shape()).reshape(b.shape()); });
+  });
+  return out;
+}
+
+}  // namespace prism

@@ -1,0 +1,127 @@
+// softmax and log_softmax over one dim.
+//
+// The dim is moved last (a free permute) and the rest merged into rows, so the kernels see a
+// 2-D strided [rows, cols] view; the output is made contiguous in that order and permuted
+// back. Backward uses the saved output y (kernels/cpu/softmax_naive.cpp has the math).
+#include <string>
+
+#include "tensor/autograd/node.h"
+#include "tensor/costs.h"
+#include "tensor/dispatch.h"
+#include "tensor/layout.h"
+#include "tensor/ops.h"
+
+namespace prism {
+
+namespace {
+
+detail::OpHandle op_softmax("softmax"), op_log_softmax("log_softmax");
+detail::OpHandle op_softmax_bw("softmax_backward"), op_log_softmax_bw("log_softmax_backward");
+
+struct RowsView {
+  Tensor v;      // x with `dim` last
+  Dims order;    // the permutation applied
+  Dims inverse;  // its inverse
+  int64_t rows = 1, cols = 1, row_stride = 1, col_stride = 1;
+};
+
+RowsView to_rows(const char* op, const Tensor& x, int dim) {
+  RowsView r;
+  const int nd = x.dim();
+  if (nd == 0) {
+    r.v = x.detach().reshape({1});
+    r.order = Dims{0};
+    r.inverse = Dims{0};
+  } else {
+    const int d = detail::wrap_dim(op, dim, nd);
+    for (int i = 0; i < nd; ++i) {
+      if (i != d) r.order.push_back(i);
+    }
+    r.order.push_back(d);
+    r.inverse = r.order;
+    for (int i = 0; i < nd; ++i) r.inverse[static_cast<int>(r.order[i])] = i;
+    r.v = x.detach().permute(r.order);
+  }
+  const int split = r.v.dim() - 1;
+  if (!detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride)) {
+    r.v = r.v.contiguous();
+    detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride);
+  }
+  return r;
+}
+
+template <class T>
+void run_softmax(const kernels::KernelEntry& k, const RowsView& r, const Tensor& out) {
+  kernels::SoftmaxArgs<T> a{};
+  a.x = r.v.data<T>();
+  a.out = out.data<T>();
+  a.rows = r.rows;
+  a.cols = r.cols;
+  a.row_stride = r.row_stride;
+  a.col_stride = r.col_stride;
+  k.get<kernels::SoftmaxArgs, T>()(a);
+}
+
+template <class T>
+void run_softmax_bw(const kernels::KernelEntry& k, const Tensor& y, const Tensor& g,
+                    const Tensor& dx, int64_t rows, int64_t cols) {
+  kernels::SoftmaxBackwardArgs<T> a{};
+  a.y = y.data<T>();
+  a.g = g.data<T>();
+  a.dx = dx.data<T>();
+  a.rows = rows;
+  a.cols = cols;
+  k.get<kernels::SoftmaxBackwardArgs, T>()(a);
+}
+
+// y_rows is the forward output in row order (contiguous [.., cols]); g is in x's order.
+Tensor softmax_backward(detail::OpHandle& op, const Tensor& y_rows, const Tensor& g,
+                        const Dims& order, const Dims& inverse, int64_t rows, int64_t cols) {
+  Tensor gr = (g.dim() == 0 ? g.reshape({1}) : g.permute(order)).contiguous();
+  const auto& k = op.kernel(g.device(), g.dtype());
+  detail::OpRecordScope rec(op.name(), k.name.c_str(), g.device(), {&y_rows, &g},
+                            [&] { return costs::softmax(g.numel(), g.element_size()); });
+  Tensor dx = detail::empty_like_shape(y_rows.shape(), g.dtype(), g.device());
+  if (g.dtype() == DType::f32) run_softmax_bw<float>(k, y_rows, gr, dx, rows, cols);
+  else run_softmax_bw<double>(k, y_rows, gr, dx, rows, cols);
+  return g.dim() == 0 ? dx.reshape(g.shape()) : dx.permute(inverse);
+}
+
+Tensor softmax_impl(detail::OpHandle& op, detail::OpHandle& bw, const char* grad_label,
+                    const Tensor& x, int dim) {
+  detail::check_float(op.name(), x);
+  RowsView r = to_rows(op.name(), x, dim);
+  const auto& k = op.kernel(x.device(), x.dtype());
+  Tensor y_rows;
+  {
+    detail::OpRecordScope rec(op.name(), k.name.c_str(), x.device(), {&x},
+                              [&] { return costs::softmax(x.numel(), x.element_size()); });
+    Dims row_shape = r.v.shape();
+    y_rows = detail::empty_like_shape(row_shape, x.dtype(), x.device());
+    if (x.numel() > 0) {
+      if (x.dtype() == DType::f32) run_softmax<float>(k, r, y_rows);
+      else run_softmax<double>(k, r, y_rows);
+    }
+  }
+  Tensor out = x.dim() == 0 ? y_rows.reshape(x.shape()) : y_rows.permute(r.inverse);
+  autograd::record(out, op.name(), {&x},
+                   [&bw, grad_label, y = y_rows, order = r.order, inverse = r.inverse,
+                    rows = r.rows, cols = r.cols](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, grad_label, [&] {
+                       return softmax_backward(bw, y, g, order, inverse, rows, cols);
+                     });
+                   });
+  return out;
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, int dim) {
+  return softmax_impl(op_softmax, op_softmax_bw, "softmax.dx", x, dim);
+}
+
+Tensor log_softmax(const Tensor& x, int dim) {
+  return softmax_impl(op_log_softmax, op_log_softmax_bw, "log_softmax.dx", x, dim);
+}
+
+}  // namespace prism

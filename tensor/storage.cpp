@@ -1,0 +1,50 @@
+#include "tensor/storage.h"
+
+#include <cstdlib>
+#include <new>
+#include <string>
+
+namespace prism {
+
+namespace {
+thread_local MemRole t_role = MemRole::activation;
+constexpr int64_t kAlign = 64;
+}  // namespace
+
+MemRole current_alloc_role() { return t_role; }
+AllocRole::AllocRole(MemRole role) : saved_(t_role) { t_role = role; }
+AllocRole::~AllocRole() { t_role = saved_; }
+
+std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRole role) {
+  if (nbytes < 0) throw Error("allocate: negative size " + std::to_string(nbytes));
+  if (device != Device::cpu) {
+    throw Error(std::string("allocate: no allocator for device ") + device_name(device) +
+                " in this build");
+  }
+  void* p = nullptr;
+  if (nbytes > 0) {
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    size_t rounded = static_cast<size_t>((nbytes + kAlign - 1) / kAlign * kAlign);
+    p = std::aligned_alloc(kAlign, rounded);
+    if (!p) {
+      throw Error("allocate: out of memory asking for " + std::to_string(nbytes) + " bytes on " +
+                  device_name(device));
+    }
+  }
+  profiler::note_alloc(static_cast<int>(device), role, nbytes);
+  return std::shared_ptr<Storage>(new Storage(p, nbytes, device, role));
+}
+
+Storage::~Storage() {
+  std::free(data_);
+  profiler::note_free(static_cast<int>(device_), role_, nbytes_);
+}
+
+void Storage::set_role(MemRole role) {
+  if (role == role_) return;
+  // Move the bytes between role counters without counting an allocation.
+  profiler::note_retag(static_cast<int>(device_), role_, role, nbytes_);
+  role_ = role;
+}
+
+}  // namespace prism

@@ -1,0 +1,102 @@
+// The JSON dump: meta, one object per aggregated row with raw numbers, memory, totals.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/memory.h"
+#include "profiler/reports.h"
+#include "profiler_test_util.h"
+
+namespace prism::profiler {
+namespace {
+
+using nlohmann::json;
+using testing::busy_wait_ns;
+using testing::open_plain;
+
+const json* op_named(const json& doc, const std::string& name, const std::string& phase) {
+  for (const json& r : doc["ops"]) {
+    if (r["name"] == name && r["phase"] == phase) return &r;
+  }
+  return nullptr;
+}
+
+TEST_CASE("profile_json holds meta, rows matching the records, memory and totals") {
+  const int64_t live_before = memory_stats(0).live_bytes;
+  Session session;
+  for (int i = 0; i < 2; ++i) {
+    int32_t h = open_plain("js_linear", "optimized", Cost{600, 300, 1200});
+    note_alloc(0, MemRole::activation, 5000);
+    busy_wait_ns(20'000);
+    close_op(h);
+  }
+  {
+    PhaseGuard backward(Phase::backward);
+    GradOfGuard g("js_linear.dW");
+    close_op(open_plain("js_linear", "naive", Cost{400, 200, 0}));
+  }
+  note_free(0, MemRole::activation, 5000);
+  note_free(0, MemRole::activation, 5000);
+  const Profile& p = session.stop();
+  const json doc = json::parse(profile_json(p));
+
+  const json& meta = doc["meta"];
+  CHECK(meta["threads"] == p.meta.threads);
+  CHECK(meta["version"] == p.meta.version);
+  CHECK(meta["compiler"] == p.meta.compiler);
+  CHECK(meta["flags"] == p.meta.flags);
+  CHECK(meta["build_type"] == p.meta.build_type);
+  CHECK(meta["clock"] == p.meta.clock);
+  CHECK(meta["clock_resolution_ns"].get<double>() == p.meta.clock_resolution_ns);
+  CHECK(meta["overhead_ns_per_op"].get<double>() == p.meta.overhead_ns_per_op);
+  CHECK(meta["wall_ns"] == p.wall_ns());
+
+  REQUIRE(doc["ops"].size() == 2);
+  const json* fwd = op_named(doc, "js_linear", "forward");
+  const json* bwd = op_named(doc, "js_linear", "backward");
+  REQUIRE(fwd);
+  REQUIRE(bwd);
+  int64_t fwd_ns = 0;
+  for (const OpRecord& r : p.recording.records) {
+    if (r.phase == Phase::forward) fwd_ns += r.dur_ns;
+  }
+  CHECK((*fwd)["variant"] == "optimized");
+  CHECK((*fwd)["grad_of"] == "");
+  CHECK((*fwd)["device"] == "cpu");
+  CHECK((*fwd)["calls"] == 2);
+  CHECK((*fwd)["time_ns"] == fwd_ns);
+  CHECK((*fwd)["self_ns"] == fwd_ns);
+  CHECK((*fwd)["time_ns"].get<int64_t>() >= 40'000);
+  CHECK((*fwd)["flops"] == 1200);
+  CHECK((*fwd)["macs"] == 600);
+  CHECK((*fwd)["bytes"] == 2400);
+  CHECK((*fwd)["allocs"] == 2);
+  CHECK((*fwd)["alloc_bytes"] == 10000);
+  CHECK((*bwd)["variant"] == "naive");
+  CHECK((*bwd)["grad_of"] == "js_linear.dW");
+  CHECK((*bwd)["calls"] == 1);
+  CHECK((*bwd)["allocs"] == 0);
+
+  CHECK(doc["memory"]["samples"] == 4);
+  CHECK(doc["memory"]["peak_live_bytes"]["cpu"] == live_before + 10000);
+  CHECK(doc["memory"]["peak_live_bytes"]["cuda"] == 0);
+
+  CHECK(doc["totals"]["flops"] == 1600);
+  CHECK(doc["totals"]["bytes"] == 2400);
+  CHECK(doc["totals"]["op_self_ns"] == total_op_self_ns(p));
+}
+
+TEST_CASE("profile_json of an empty profile has empty ops and zero totals") {
+  Profile p;
+  const json doc = json::parse(profile_json(p));
+  CHECK(doc["ops"].is_array());
+  CHECK(doc["ops"].empty());
+  CHECK(doc["totals"]["flops"] == 0);
+  CHECK(doc["memory"]["samples"] == 0);
+  CHECK(doc["meta"].contains("threads"));
+}
+
+}  // namespace
+}  // namespace prism::profiler
