@@ -1,3 +1,167 @@
-#include <iostream>
-#include "tensor/ops.h"
-int main() { std::cout << prism::randn({3, 4}) << "\n"; }
+// The `prism` command: argument parsing (CLI11) and the mapping of every failure to a message
+// and an exit code (see commands.h). Nothing escapes main() as a crash.
+//
+//   prism --version            how this binary was built
+//   prism ops                  the kernel registry: ops, variants, cost formulas
+//   prism demo [options]       train an MLP on a spiral under the profiler
+//
+// `prism` with no command prints the help on stderr and exits 2 (no command was given: a usage
+// error, so scripts notice); `prism --help` prints it on stdout and exits 0.
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+namespace {
+
+using prism::cli::DemoOptions;
+using prism::cli::UsageError;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+// Validators with messages that say what is expected (CLI11's Range says "not in range" for
+// "abc"). CLI11 puts the option name in front: "--steps: expected a whole number ...".
+CLI::Validator whole_number(long long lo, long long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        size_t used = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != s.size() || v < lo || v > hi) {
+          return fmt::format("expected a whole number from {} to {}, got '{}'", lo, hi, s);
+        }
+        return "";
+      },
+      "");  // the range is in the option's help text
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != s.size() || !(v > 0) || !std::isfinite(v)) {
+          return fmt::format("expected a positive number, got '{}'", s);
+        }
+        return "";
+      },
+      "");
+}
+
+void add_demo_options(CLI::App& cmd, DemoOptions& o) {
+  cmd.add_option("--steps", o.steps,
+                 "training steps (full-batch SGD), 1 to 20000 (every op of every step is recorded)")
+      ->check(whole_number(1, 20'000))
+      ->capture_default_str();
+  cmd.add_option("--threads", o.threads,
+                 "OpenMP threads, 1 to 1024 (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--seed", o.seed, "seed for the data set and the initial weights")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_option("--lr", o.lr, "SGD learning rate (> 0)")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--kernel", o.kernels,
+                 "run a kernel variant for an op, e.g. matmul=naive (repeat the flag for more "
+                 "ops; `prism ops` lists them)")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);  // one value per --kernel, so a stray word is an error
+  cmd.add_option("--trace", o.trace_path, "where to write the Chrome/Perfetto trace")
+      ->type_name("FILE")
+      ->capture_default_str();
+  cmd.add_option("--json", o.json_path, "where to write the JSON profile")
+      ->type_name("FILE")
+      ->capture_default_str();
+  cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+}
+
+// "prism" or "prism demo": where to point the user for --help.
+std::string command_path(const CLI::App& app) {
+  std::string path = "prism";
+  for (const CLI::App* sub : app.get_subcommands()) path += " " + sub->get_name();
+  return path;
+}
+
+// An argument that no command or option claimed: name it and list what exists.
+std::string unexpected_message(const std::string& arg) {
+  if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
+  return fmt::format("unknown command '{}' (commands: demo, ops)", arg);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"prism: a from-scratch ML framework with a profiler in its core", "prism"};
+  bool show_version = false;
+  app.add_flag("--version", show_version, "print the version and how this binary was built");
+
+  CLI::App* ops = app.add_subcommand("ops", "list every op, its kernel variants and cost formula");
+  DemoOptions demo_opts;
+  CLI::App* demo = app.add_subcommand(
+      "demo",
+      "train a small MLP on a spiral under the profiler; print the op table, write a trace");
+  add_demo_options(*demo, demo_opts);
+  // Leftover arguments at the top level get our own message (see unexpected_message); set after
+  // the subcommands exist so they keep rejecting unknown flags themselves.
+  app.allow_extras();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help: prints it, exit 0
+    std::fprintf(stderr, "prism: error: %s\nRun '%s --help' for usage.\n", e.what(),
+                 command_path(app).c_str());
+    return kExitUsage;
+  }
+  if (!app.remaining().empty()) {
+    throw UsageError(unexpected_message(app.remaining().front()));
+  }
+
+  // PRISM_THREADS applies to every command (it is what --version reports); --threads wins.
+  if (const int n = prism::cli::threads_from_env(); n > 0) prism::cli::set_threads(n);
+
+  if (show_version) {
+    std::fputs(prism::cli::version_text().c_str(), stdout);
+    return 0;
+  }
+  if (ops->parsed()) return prism::cli::run_ops();
+  if (demo->parsed()) return prism::cli::run_demo(demo_opts);
+
+  std::fputs(app.help().c_str(), stderr);
+  std::fputs("\nprism: no command given (try `prism demo`)\n", stderr);
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "prism: error: %s\nRun 'prism --help' for usage.\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "prism: error: %s\n", e.what());
+    return kExitError;
+  } catch (...) {
+    std::fprintf(stderr, "prism: error: unknown failure\n");
+    return kExitError;
+  }
+}

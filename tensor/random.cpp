@@ -52,7 +52,7 @@ double Generator::normal() {
 }
 
 Generator& default_generator() {
-  static thread_local Generator g;
+  static Generator g;
   return g;
 }
 

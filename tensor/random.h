@@ -24,7 +24,8 @@ class Generator {
   double spare_ = 0;
 };
 
-// The process-wide generator used by the factories.
+// The process-wide generator used by the factories. Like any Generator it is not locked: a
+// thread that draws numbers concurrently with others (a data-loading thread) owns its own.
 Generator& default_generator();
 void manual_seed(uint64_t seed);
 

@@ -1,0 +1,47 @@
+// Thread count: `--threads N` beats PRISM_THREADS, which beats the OpenMP default
+// (OMP_NUM_THREADS, else one thread per core).
+#include <cstdlib>
+#include <string>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cli/commands.h"
+
+namespace prism::cli {
+
+int threads_from_env() {
+  const char* env = std::getenv("PRISM_THREADS");
+  if (!env || !*env) return 0;
+  const std::string s(env);
+  size_t used = 0;
+  long n = 0;
+  try {
+    n = std::stol(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != s.size() || n < 1 || n > 1024) {
+    throw UsageError("PRISM_THREADS must be a whole number from 1 to 1024, got '" + s + "'");
+  }
+  return static_cast<int>(n);
+}
+
+void set_threads(int n) {
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+}  // namespace prism::cli

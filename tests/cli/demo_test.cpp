@@ -1,0 +1,173 @@
+// `prism demo`: it trains (the loss falls), prints the op table, and writes a trace and a JSON
+// profile that parse back; kernel choices show up in the profile.
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+using namespace prism::cli_test;
+using nlohmann::json;
+
+namespace {
+
+// The loss of every progress line ("step  6/60  loss 1.0443  accuracy  48.3%"), in order.
+std::vector<double> losses(const std::string& out) {
+  std::vector<double> v;
+  const std::regex line(R"(step\s+\d+/\d+\s+loss\s+([0-9.]+))");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
+       ++it) {
+    v.push_back(std::stod((*it)[1].str()));
+  }
+  return v;
+}
+
+json parse_file(const fs::path& p) {
+  REQUIRE(fs::exists(p));
+  return json::parse(read_file(p));
+}
+
+// The ops rows named `name` in profile.json.
+std::vector<json> rows_named(const json& profile, const std::string& name) {
+  std::vector<json> rows;
+  for (const json& r : profile.at("ops")) {
+    if (r.at("name") == name) rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("prism demo trains, prints the op table and writes trace.json and profile.json") {
+  TempDir dir;
+  const RunResult r = run_prism("demo --steps 60 --threads 1", dir.path());
+  REQUIRE(r.exited);
+  REQUIRE(r.code == 0);
+  INFO(r.err);
+
+  const std::vector<double> loss = losses(r.out);
+  REQUIRE(loss.size() >= 3);
+  CHECK(loss.back() < loss.front());
+
+  // The op table: forward and backward rows, matmul among them, and the meta footer.
+  CHECK(contains(r.out, "prism profile:"));
+  CHECK(contains(r.out, "matmul"));
+  CHECK(contains(r.out, "backward"));
+  CHECK(contains(r.out, "optimizer"));
+  CHECK(contains(r.out, "1 thread"));
+  CHECK(contains(r.out, "trace.json"));
+  CHECK(contains(r.out, "ui.perfetto.dev"));
+
+  const json profile = parse_file(dir / "profile.json");
+  CHECK(profile.at("meta").at("threads") == 1);
+  const json& ops = profile.at("ops");
+  REQUIRE(ops.is_array());
+  REQUIRE(!ops.empty());
+  for (const json& row : ops) {
+    for (const char* key : {"name", "phase", "variant", "calls", "time_ns", "flops", "bytes",
+                            "allocs", "alloc_bytes"}) {
+      CHECK_MESSAGE(row.contains(key), "row lacks ", key);
+    }
+  }
+  const std::vector<json> matmul = rows_named(profile, "matmul");
+  REQUIRE(!matmul.empty());
+  bool forward = false, backward = false;
+  for (const json& row : matmul) {
+    forward = forward || row.at("phase") == "forward";
+    backward = backward || row.at("phase") == "backward";
+    CHECK(row.at("variant") == "reference");  // the default
+    CHECK(row.at("flops").get<int64_t>() > 0);
+  }
+  CHECK(forward);
+  CHECK(backward);
+  // The SGD update is recorded as optimizer work.
+  bool optimizer = false;
+  for (const json& row : ops) optimizer = optimizer || row.at("phase") == "optimizer";
+  CHECK(optimizer);
+
+  const json trace = parse_file(dir / "trace.json");
+  const json& events = trace.at("traceEvents");
+  REQUIRE(events.is_array());
+  int complete = 0, matmul_events = 0;
+  for (const json& e : events) {
+    if (e.value("ph", "") != "X") continue;
+    ++complete;
+    matmul_events += e.value("name", "") == "matmul";
+  }
+  CHECK(complete > 0);
+  CHECK(matmul_events > 0);
+}
+
+TEST_CASE("prism demo reaches high accuracy with its defaults") {
+  TempDir dir;
+  const RunResult r = run_prism("demo", dir.path());
+  REQUIRE(r.exited);
+  REQUIRE(r.code == 0);
+  const std::regex acc(R"(accuracy\s+([0-9.]+)%)");
+  std::vector<double> accs;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), acc);
+       it != std::sregex_iterator(); ++it) {
+    accs.push_back(std::stod((*it)[1].str()));
+  }
+  REQUIRE(!accs.empty());
+  CHECK(accs.back() > 90.0);
+}
+
+TEST_CASE("prism demo --trace and --json choose the output paths") {
+  TempDir dir;
+  fs::create_directory(dir / "out");
+  const RunResult r = run_prism("demo --steps 3 --trace out/t.json --json out/p.json", dir.path());
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(dir / "out" / "t.json"));
+  CHECK(fs::exists(dir / "out" / "p.json"));
+  CHECK_FALSE(fs::exists(dir / "trace.json"));
+  CHECK(contains(r.out, "out/t.json"));
+}
+
+TEST_CASE("prism demo --kernel matmul=naive runs the naive matmul") {
+  TempDir dir;
+  const RunResult r = run_prism("demo --steps 5 --kernel matmul=naive", dir.path());
+  REQUIRE(r.exited);
+  REQUIRE(r.code == 0);
+  const json profile = parse_file(dir / "profile.json");
+  const std::vector<json> matmul = rows_named(profile, "matmul");
+  REQUIRE(!matmul.empty());
+  for (const json& row : matmul) CHECK(row.at("variant") == "naive");
+}
+
+TEST_CASE("prism demo --kernel with an unknown variant exits 2 naming the variants") {
+  TempDir dir;
+  const RunResult r = run_prism("demo --steps 5 --kernel matmul=nosuch", dir.path());
+  REQUIRE(r.exited);
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "nosuch"));
+  CHECK(contains(r.err, "naive"));
+  CHECK(contains(r.err, "reference"));
+  CHECK_FALSE(fs::exists(dir / "profile.json"));
+
+  const RunResult op = run_prism("demo --steps 5 --kernel nosuch=naive", dir.path());
+  CHECK(op.code == 2);
+  CHECK(contains(op.err, "no op named 'nosuch'"));
+
+  const RunResult form = run_prism("demo --steps 5 --kernel matmul", dir.path());
+  CHECK(form.code == 2);
+  CHECK(contains(form.err, "op=variant"));
+}
+
+TEST_CASE("prism demo with an unwritable output path exits 1 with a clear message") {
+  TempDir dir;
+  SUBCASE("a directory that does not exist") {
+    const RunResult r = run_prism("demo --steps 3 --trace no/such/dir/trace.json", dir.path());
+    REQUIRE(r.exited);
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "prism: error: cannot write"));
+    CHECK(contains(r.err, "no/such/dir/trace.json"));
+  }
+  SUBCASE("a parent that is a file") {
+    { std::ofstream(dir / "file") << "x"; }
+    const RunResult r = run_prism("demo --steps 3 --json file/profile.json", dir.path());
+    REQUIRE(r.exited);
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "file/profile.json"));
+  }
+}
