@@ -118,6 +118,7 @@ struct IndexSelectArgs {
   const int64_t* index;  // contiguous, count entries
   T* out;
   int64_t outer, n, inner, count;
+  int dim;  // the tensor dim that n stands for (for error messages)
 };
 
 }  // namespace prism::kernels

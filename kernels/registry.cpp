@@ -208,7 +208,10 @@ void load_env_choices() {
     try {
       parse_choices(env, true);
     } catch (const Error& e) {
-      error = e.what();
+      // Name the variable: this surfaces at the first op call, far from where it was set.
+      const std::string what = e.what();
+      const bool named = what.rfind("PRISM_KERNELS", 0) == 0;
+      error = named ? what : "PRISM_KERNELS=" + std::string(env) + ": " + what;
     }
   });
   if (!error.empty()) throw Error(error);

@@ -96,7 +96,17 @@ Tensor rand(const Dims& shape, DType dtype, double low, double high) {
   if (dtype == DType::i64) throw Error("rand: needs a float dtype");
   if (!(low < high)) throw Error("rand: low must be below high");
   Generator& g = default_generator();
-  return filled("rand", shape, dtype, [&](int64_t) { return low + (high - low) * g.uniform(); });
+  return filled("rand", shape, dtype, [&](int64_t) {
+    // u < 1, but low + (high - low) * u can still round to `high`, in float32 for any
+    // u >= 1 - 2^-25. Step such a value down to the largest one below high.
+    double v = low + (high - low) * g.uniform();
+    if (dtype == DType::f32) {
+      float f = static_cast<float>(v);
+      while (static_cast<double>(f) >= high) f = std::nextafter(f, -INFINITY);
+      return static_cast<double>(f);
+    }
+    return v < high ? v : std::nextafter(high, low);
+  });
 }
 
 Tensor randn(const Dims& shape, DType dtype, double mean, double std) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
 
 #include "tensor/tensor.h"
 
@@ -13,16 +14,26 @@ namespace {
 constexpr int64_t kEdge = 3;       // elements shown at each end of an elided dim
 constexpr int64_t kSummarize = 1000;  // elide when the tensor has more elements than this
 
-std::string format_value(double v, DType dt) {
+std::string format_float(double v) {
   char buf[64];
-  if (dt == DType::i64) {
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-  } else if (std::isfinite(v) && v != 0 && (std::fabs(v) >= 1e5 || std::fabs(v) < 1e-4)) {
+  if (std::isfinite(v) && v != 0 && (std::fabs(v) >= 1e5 || std::fabs(v) < 1e-4)) {
     std::snprintf(buf, sizeof buf, "%.4e", v);
   } else {
     std::snprintf(buf, sizeof buf, "%.4f", v);
   }
   return buf;
+}
+
+// The element at storage offset `off`. int64 is printed from the integer itself: through a
+// double, values beyond 2^53 would print rounded.
+std::string format_at(const Tensor& t, int64_t off) {
+  const void* base = t.storage()->data();
+  switch (t.dtype()) {
+    case DType::f32: return format_float(static_cast<const float*>(base)[off]);
+    case DType::f64: return format_float(static_cast<const double*>(base)[off]);
+    case DType::i64: return std::to_string(static_cast<const int64_t*>(base)[off]);
+  }
+  return "?";
 }
 
 void print_dim(std::ostream& os, const Tensor& t, int d, int64_t offset, bool summarize, int indent) {
@@ -36,11 +47,7 @@ void print_dim(std::ostream& os, const Tensor& t, int d, int64_t offset, bool su
     }
     int64_t off = offset + i * t.strides()[d];
     if (d + 1 == t.dim()) {
-      const void* base = t.storage()->data();
-      double v = t.dtype() == DType::f32   ? static_cast<const float*>(base)[off]
-                 : t.dtype() == DType::f64 ? static_cast<const double*>(base)[off]
-                                           : static_cast<double>(static_cast<const int64_t*>(base)[off]);
-      os << format_value(v, t.dtype());
+      os << format_at(t, off);
     } else {
       print_dim(os, t, d + 1, off, summarize, indent + 1);
     }
@@ -57,7 +64,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (t.device() != Device::cpu) {
     os << "<on " << device_name(t.device()) << ">";
   } else if (t.dim() == 0) {
-    os << format_value(t.item<double>(), t.dtype());
+    os << format_at(t, t.offset());
   } else {
     print_dim(os, t, 0, t.offset(), t.numel() > kSummarize, 7);
   }

@@ -12,7 +12,10 @@ namespace prism {
 
 std::string Dims::str() const {
   std::string s = "[";
-  for (int i = 0; i < n_; ++i) s += (i ? "," : "") + std::to_string(d_[i]);
+  for (int i = 0; i < n_; ++i) {
+    if (i) s += ',';  // (not `(i ? "," : "") + ...`: GCC 12 warns, wrongly, -Wrestrict)
+    s += std::to_string(d_[i]);
+  }
   return s + "]";
 }
 
@@ -31,9 +34,19 @@ TensorImpl& Tensor::impl() const {
   return *impl_;
 }
 
-int64_t Tensor::size(int d) const { return shape()[detail::wrap_dim("size", d, dim())]; }
+namespace {
+// A dim that must exist. (wrap_dim lets a 0-d tensor take dim 0 or -1, which suits reductions
+// over "all of it", but a 0-d tensor has no size to read and no dim to slice.)
+int existing_dim(const char* op, int d, int ndim) {
+  if (ndim == 0) throw Error(std::string(op) + ": a 0-d tensor has no dim " + std::to_string(d));
+  return detail::wrap_dim(op, d, ndim);
+}
+}  // namespace
+
+int64_t Tensor::size(int d) const { return shape()[existing_dim("size", d, dim())]; }
 
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;  // no elements, so none out of order (whatever the strides)
   int64_t expected = 1;
   for (int i = dim() - 1; i >= 0; --i) {
     if (shape()[i] != 1 && strides()[i] != expected) return false;
@@ -43,21 +56,18 @@ bool Tensor::is_contiguous() const {
 }
 
 namespace detail {
-double read_element(const Tensor& t, int64_t flat) {
-  if (t.device() != Device::cpu) throw Error("reading elements of a cuda tensor: copy it to the cpu first");
+int64_t element_offset(const Tensor& t, int64_t flat) {
+  if (t.device() != Device::cpu) {
+    throw Error(std::string("reading elements of a ") + device_name(t.device()) +
+                " tensor: copy it to the cpu first");
+  }
   int64_t off = t.offset();
   for (int d = t.dim() - 1; d >= 0; --d) {
     int64_t n = t.shape()[d];
     off += (flat % n) * t.strides()[d];
     flat /= n;
   }
-  const void* base = t.storage()->data();
-  switch (t.dtype()) {
-    case DType::f32: return static_cast<const float*>(base)[off];
-    case DType::f64: return static_cast<const double*>(base)[off];
-    case DType::i64: return static_cast<double>(static_cast<const int64_t*>(base)[off]);
-  }
-  return 0;
+  return off;
 }
 }  // namespace detail
 
@@ -267,7 +277,7 @@ Tensor slice_backward(const Tensor& g, const Dims& base_shape, int d, int64_t st
 }  // namespace
 
 Tensor Tensor::slice(int d, int64_t start, int64_t stop, int64_t step) const {
-  int dd = detail::wrap_dim("slice", d, dim());
+  int dd = existing_dim("slice", d, dim());
   if (step <= 0) throw Error("slice: step must be positive, got " + std::to_string(step));
   int64_t n = shape()[dd];
   auto clampi = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
@@ -285,7 +295,7 @@ Tensor Tensor::slice(int d, int64_t start, int64_t stop, int64_t step) const {
 }
 
 Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
-  int dd = detail::wrap_dim("narrow", d, dim());
+  int dd = existing_dim("narrow", d, dim());
   if (start < 0 || length < 0 || start + length > shape()[dd]) {
     throw Error("narrow: window [" + std::to_string(start) + ", " + std::to_string(start + length) +
                 ") is outside dim " + std::to_string(dd) + " of size " + std::to_string(shape()[dd]));
@@ -294,7 +304,7 @@ Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
 }
 
 Tensor Tensor::select(int d, int64_t index) const {
-  int dd = detail::wrap_dim("select", d, dim());
+  int dd = existing_dim("select", d, dim());
   int64_t n = shape()[dd];
   if (index < -n || index >= n) {
     throw Error("select: index " + std::to_string(index) + " is out of range for dim " +
@@ -315,6 +325,7 @@ Tensor Tensor::expand(const Dims& want) const {
     int64_t have = j >= 0 ? shape()[j] : 1;
     int64_t w = want[i] == -1 ? have : want[i];
     if (j < 0 && want[i] == -1) throw Error("expand: -1 is not allowed for a new leading dim in " + want.str());
+    if (w < 0) throw Error("expand: invalid size " + std::to_string(w) + " in " + want.str());
     if (have != w && have != 1) {
       throw Error("expand: cannot expand " + shape().str() + " to " + want.str() + " (dim " +
                   std::to_string(i) + " has size " + std::to_string(have) + ", not 1)");

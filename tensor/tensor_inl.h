@@ -13,9 +13,28 @@ T* Tensor::data() const {
 }
 
 namespace detail {
-// Reads element number `i` (row-major over the shape) of a CPU tensor as double.
-double read_element(const Tensor& t, int64_t flat_index);
+// Storage offset (in elements) of element number `flat_index`, row-major over the shape;
+// throws for tensors whose data is not in host memory.
+int64_t element_offset(const Tensor& t, int64_t flat_index);
+
+// Element number `flat_index` converted to T straight from its stored type (an int64 label
+// above 2^53 keeps every digit when read as int64).
+template <class T>
+T read_as(const Tensor& t, int64_t flat_index) {
+  const int64_t off = element_offset(t, flat_index);
+  const void* base = t.storage()->data();
+  switch (t.dtype()) {
+    case DType::f32: return static_cast<T>(static_cast<const float*>(base)[off]);
+    case DType::f64: return static_cast<T>(static_cast<const double*>(base)[off]);
+    case DType::i64: return static_cast<T>(static_cast<const int64_t*>(base)[off]);
+  }
+  return T{};
 }
+
+inline double read_element(const Tensor& t, int64_t flat_index) {
+  return read_as<double>(t, flat_index);
+}
+}  // namespace detail
 
 template <class T>
 T Tensor::item() const {
@@ -23,13 +42,13 @@ T Tensor::item() const {
     throw Error("item: tensor has " + std::to_string(numel()) + " elements " + shape().str() +
                 ", expected exactly 1");
   }
-  return static_cast<T>(detail::read_element(*this, 0));
+  return detail::read_as<T>(*this, 0);
 }
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   std::vector<T> out(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i) out[static_cast<size_t>(i)] = static_cast<T>(detail::read_element(*this, i));
+  for (int64_t i = 0; i < numel(); ++i) out[static_cast<size_t>(i)] = detail::read_as<T>(*this, i);
   return out;
 }
 

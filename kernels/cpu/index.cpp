@@ -58,7 +58,7 @@ void scatter_add_naive(const GatherArgs<T>& a) {
 template <class T>
 void index_select_naive(const IndexSelectArgs<T>& a) {
   for (int64_t j = 0; j < a.count; ++j) {
-    if (a.index[j] < 0 || a.index[j] >= a.n) index_error("index_select", a.index[j], 0, a.n);
+    if (a.index[j] < 0 || a.index[j] >= a.n) index_error("index_select", a.index[j], a.dim, a.n);
   }
   for (int64_t o = 0; o < a.outer; ++o) {
     for (int64_t j = 0; j < a.count; ++j) {
@@ -73,7 +73,7 @@ void index_select_naive(const IndexSelectArgs<T>& a) {
 template <class T>
 void index_add_naive(const IndexSelectArgs<T>& a) {
   for (int64_t j = 0; j < a.count; ++j) {
-    if (a.index[j] < 0 || a.index[j] >= a.n) index_error("index_add", a.index[j], 0, a.n);
+    if (a.index[j] < 0 || a.index[j] >= a.n) index_error("index_add", a.index[j], a.dim, a.n);
   }
   for (int64_t o = 0; o < a.outer; ++o) {
     for (int64_t j = 0; j < a.count; ++j) {

@@ -32,7 +32,18 @@ void check_grad_matches(const char* op, const Tensor& g, const Dims& shape, DTyp
 void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
   check_grad_matches(op, g, leaf.shape, leaf.dtype);
   if (!leaf.grad) {
-    leaf.grad = g.impl_ptr();
+    // .grad must be a dense buffer of the leaf's own, which a user or an optimizer can read
+    // with data<T>() and change in place. An incoming gradient often is not: sum's is a
+    // stride-0 expand of one number, add hands the same tensor to both inputs, and a root
+    // gradient passed to backward() is the caller's. Those are copied; a fresh buffer that no
+    // one else holds (use counts of 1) is kept as it is, at no cost.
+    const bool sole_owner = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
+    if (sole_owner && g.is_contiguous() && g.offset() == 0) {
+      leaf.grad = g.impl_ptr();
+    } else {
+      profiler::GradOfGuard label("accumulate grad");
+      leaf.grad = clone(g).impl_ptr();
+    }
   } else {
     profiler::GradOfGuard label("accumulate grad");
     leaf.grad = add(Tensor(leaf.grad), g).impl_ptr();
@@ -54,7 +65,6 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
                   "this output has shape " + root.shape().str() +
                   ", so pass backward(grad) with a gradient of that shape");
     }
-    grad = ones_like(root);
   } else if (!(grad.shape() == root.shape())) {
     throw Error("backward: gradient shape " + grad.shape().str() + " does not match output shape " +
                 root.shape().str());
@@ -66,8 +76,11 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
   NoGrad no_grad;
   profiler::PhaseGuard phase(profiler::Phase::backward);
   AllocRole role(MemRole::gradient);
+  // The implicit root gradient is backward's first buffer: made here, under the guards, it is
+  // tagged gradient and recorded in the backward phase like the rest.
+  if (!grad.defined()) grad = ones_like(root);
 
-  // A leaf: its gradient is the root gradient itself.
+  // A leaf: its gradient is the root gradient (copied if the caller still holds it).
   if (!root.grad_fn()) {
     accumulate_into_leaf(root.impl(), grad, "backward");
     return;

@@ -11,16 +11,6 @@ namespace prism {
 
 namespace {
 
-// Storage offset of flat element i of t (row-major over its shape).
-int64_t element_offset(const Tensor& t, int64_t flat) {
-  int64_t off = t.offset();
-  for (int d = t.dim() - 1; d >= 0; --d) {
-    off += (flat % t.shape()[d]) * t.strides()[d];
-    flat /= t.shape()[d];
-  }
-  return off;
-}
-
 double projected(const std::function<Tensor(const std::vector<Tensor>&)>& f,
                  const std::vector<Tensor>& inputs, const Tensor& r) {
   NoGrad no_grad;
@@ -58,7 +48,7 @@ GradcheckResult gradcheck(const std::function<Tensor(const std::vector<Tensor>&)
         x.grad().defined() ? x.grad().to_vector<double>() : std::vector<double>(static_cast<size_t>(x.numel()), 0.0);
     double* base = static_cast<double*>(x.storage()->data());
     for (int64_t e = 0; e < x.numel(); ++e) {
-      const int64_t off = element_offset(x, e);
+      const int64_t off = detail::element_offset(x, e);
       const double saved = base[off];
       base[off] = saved + opts.eps;
       const double up = projected(f, inputs, r);

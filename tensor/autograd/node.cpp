@@ -18,6 +18,30 @@ std::vector<Tensor> Node::apply(const Tensor& grad_out) {
   return grads;
 }
 
+Node::~Node() {
+  // Each node holds its inputs' nodes (next_) and, inside fn_, the input tensors whose grad_fn
+  // are those same nodes. Freed naturally, each node frees the next from inside its destructor:
+  // recursion as deep as the graph. Instead, move the edges to a worklist first (so dropping
+  // fn_'s tensors frees no node), then empty every node we are the last owner of before
+  // letting it go, so its own destructor has nothing left to do.
+  std::vector<std::shared_ptr<Node>> work;
+  for (Edge& e : next_) {
+    if (e.fn) work.push_back(std::move(e.fn));
+  }
+  next_.clear();
+  fn_ = nullptr;
+  while (!work.empty()) {
+    std::shared_ptr<Node> n = std::move(work.back());
+    work.pop_back();
+    if (n.use_count() != 1) continue;  // someone else still holds it: not ours to free
+    for (Edge& e : n->next_) {
+      if (e.fn) work.push_back(std::move(e.fn));
+    }
+    n->next_.clear();
+    n->fn_ = nullptr;
+  }  // n, now empty, is freed here
+}
+
 void Node::release() {
   fn_ = nullptr;  // drops every tensor the backward function captured
   released_ = true;

@@ -47,6 +47,12 @@ class Node {
  public:
   Node(const char* op, BackwardFn fn, std::vector<Edge> next, int32_t scope)
       : op_(op), fn_(std::move(fn)), next_(std::move(next)), scope_(scope) {}
+  // Tears down the chain of nodes this one alone keeps alive with a loop, not recursion, so
+  // dropping a graph 100,000 ops deep (an RNN, a loss summed over a long run) cannot overflow
+  // the stack.
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
 
   const char* op() const { return op_; }
   const std::vector<Edge>& next() const { return next_; }

@@ -24,7 +24,7 @@ void check_index(const char* op, const Tensor& index) {
 
 template <class T>
 void run_index_select(const kernels::KernelEntry& k, const Tensor& x, const Tensor& index,
-                      const Tensor& out, int64_t outer, int64_t n, int64_t inner) {
+                      const Tensor& out, int64_t outer, int64_t n, int64_t inner, int dim) {
   kernels::IndexSelectArgs<T> a{};
   a.x = x.data<T>();
   a.index = index.data<int64_t>();
@@ -33,6 +33,7 @@ void run_index_select(const kernels::KernelEntry& k, const Tensor& x, const Tens
   a.n = n;
   a.inner = inner;
   a.count = index.numel();
+  a.dim = dim;
   k.get<kernels::IndexSelectArgs, T>()(a);
 }
 
@@ -154,9 +155,9 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
     Tensor ic = index.contiguous();
     out = detail::empty_like_shape(out_shape, x.dtype(), x.device());
     switch (x.dtype()) {
-      case DType::f32: run_index_select<float>(k, xc, ic, out, outer, n, inner); break;
-      case DType::f64: run_index_select<double>(k, xc, ic, out, outer, n, inner); break;
-      case DType::i64: run_index_select<int64_t>(k, xc, ic, out, outer, n, inner); break;
+      case DType::f32: run_index_select<float>(k, xc, ic, out, outer, n, inner, d); break;
+      case DType::f64: run_index_select<double>(k, xc, ic, out, outer, n, inner, d); break;
+      case DType::i64: run_index_select<int64_t>(k, xc, ic, out, outer, n, inner, d); break;
     }
   }
   autograd::record(out, "index_select", {&x}, [xs = x.shape(), d, index](const Tensor& g, autograd::Grads& gr) {
@@ -170,8 +171,8 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
         return profiler::Cost{g.numel(), 0, index.nbytes() + 3 * g.nbytes()};
       });
       Tensor z = zeros(xs, g.dtype());
-      if (g.dtype() == DType::f32) run_index_select<float>(kk, gc, ic, z, o, nn, in);
-      else run_index_select<double>(kk, gc, ic, z, o, nn, in);
+      if (g.dtype() == DType::f32) run_index_select<float>(kk, gc, ic, z, o, nn, in, d);
+      else run_index_select<double>(kk, gc, ic, z, o, nn, in, d);
       return z;
     });
   });

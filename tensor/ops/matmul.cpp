@@ -105,6 +105,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     throw Error("matmul: needs tensors of at least 1 dim, got " + a.shape().str() + " @ " +
                 b.shape().str() + " (use mul for scalars)");
   }
+  const int64_t ka = a.shape().back(), kb = b.dim() == 1 ? b.shape()[0] : b.shape()[b.dim() - 2];
+  if (ka != kb) {
+    throw Error("matmul: inner dimensions differ: " + a.shape().str() + " @ " + b.shape().str());
+  }
   // NumPy rules for vectors: [k] is a row on the left, a column on the right.
   Tensor a2 = a.dim() == 1 ? a.detach().unsqueeze(0) : a.detach();
   Tensor b2 = b.dim() == 1 ? b.detach().unsqueeze(1) : b.detach();
