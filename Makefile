@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 
 # Debian packages the build and the demo need (the CUDA toolkit is optional, never installed).
 PACKAGES := cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev libcli11-dev \
-            nlohmann-json3-dev libfmt-dev dataset-fashion-mnist
+            nlohmann-json3-dev libfmt-dev zlib1g-dev dataset-fashion-mnist
 
 .PHONY: all deps configure build demo test asan bench clean
 

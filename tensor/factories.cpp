@@ -117,3 +117,13 @@ Tensor randn(const Dims& shape, DType dtype, double mean, double std) {
 }
 
 }  // namespace prism
+
+namespace prism {
+
+Tensor bernoulli(const Dims& shape, double p, DType dtype) {
+  if (!(p >= 0 && p <= 1)) throw Error("bernoulli: p must be in [0, 1], got " + std::to_string(p));
+  Generator& g = default_generator();
+  return filled("bernoulli", shape, dtype, [&](int64_t) { return g.uniform() < p ? 1.0 : 0.0; });
+}
+
+}  // namespace prism

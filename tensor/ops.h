@@ -28,6 +28,8 @@ Tensor from_vector(const std::vector<int64_t>& values, const Dims& shape);
 Tensor rand(const Dims& shape, DType dtype = DType::f32, double low = 0, double high = 1);
 Tensor randn(const Dims& shape, DType dtype = DType::f32, double mean = 0, double std = 1);
 Tensor zeros_like(const Tensor& t);
+// 1 with probability p, else 0 (dropout masks), from the global generator.
+Tensor bernoulli(const Dims& shape, double p, DType dtype = DType::f32);
 Tensor ones_like(const Tensor& t);
 
 // ---- elementwise (tensor/ops/elementwise.cpp) -------------------------------------------------
@@ -86,6 +88,16 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index);
 // Picks entries of a 1-D int64 index along `dim`: out.size(dim) = index.numel().
 Tensor index_select(const Tensor& x, int dim, const Tensor& index);
 Tensor concat(const std::vector<Tensor>& xs, int dim = 0);
+
+// ---- convolution and pooling (tensor/ops/conv.cpp, tensor/ops/pool.cpp) -------------------
+// x [N, C, H, W], weight [O, C, kh, kw], bias [O] or undefined -> [N, O, Ho, Wo] with
+// Ho = (H + 2 padding - kh) / stride + 1 (and the same for W).
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), int stride = 1,
+              int padding = 0);
+// Max / average over kernel x kernel windows; stride defaults to the kernel size. Padding
+// counts as -inf for max and is excluded from the average's count.
+Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
+Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
 
 // ---- copies (tensor/ops/copy.cpp) -------------------------------------------------------------
 Tensor contiguous(const Tensor& x);
