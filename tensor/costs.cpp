@@ -29,6 +29,10 @@ Cost reduce(int64_t in_numel, int64_t out_numel, int64_t elem_size, int64_t out_
 
 Cost softmax(int64_t numel, int64_t elem_size) { return {4 * numel, 0, 2 * numel * elem_size}; }
 
+Cost softmax_backward(int64_t numel, int64_t elem_size) {
+  return {4 * numel, 0, 3 * numel * elem_size};
+}
+
 Cost copy(int64_t numel, int64_t elem_size) { return {0, 0, 2 * numel * elem_size}; }
 
 }  // namespace prism::costs

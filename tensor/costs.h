@@ -24,6 +24,10 @@ Cost reduce(int64_t in_numel, int64_t out_numel, int64_t elem_size, int64_t out_
 // softmax / log_softmax of `numel` elements: 4 FLOPs each (max, subtract + exp, sum, divide).
 Cost softmax(int64_t numel, int64_t elem_size);
 
+// softmax_backward / log_softmax_backward: 4 FLOPs per element (product or sum, subtract,
+// multiply, and the exp of log_softmax counted as 1); reads y and g, writes dx.
+Cost softmax_backward(int64_t numel, int64_t elem_size);
+
 // A copy of numel elements: no FLOPs, read once and write once.
 Cost copy(int64_t numel, int64_t elem_size);
 

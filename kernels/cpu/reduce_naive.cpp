@@ -54,7 +54,7 @@ void register_reduce_naive(Registry& r) {
   r.op("sum", Device::cpu, "(inner-1) FLOPs per output; bytes = in + out")
       .add<ReduceArgs>("naive", VariantTag::naive, "row loop, double accumulator",
                        &sum_naive<float>, &sum_naive<double>);
-  r.op("mean", Device::cpu, "inner FLOPs per output; bytes = in + out")
+  r.op("mean", Device::cpu, "(inner-1) adds + 1 divide per output; bytes = in + out")
       .add<ReduceArgs>("naive", VariantTag::naive, "row loop, double accumulator",
                        &mean_naive<float>, &mean_naive<double>);
   r.op("max", Device::cpu, "(inner-1) compares per output; bytes = in + out + indices")

@@ -71,9 +71,8 @@ bool should_record(std::initializer_list<const Tensor*> inputs) {
   return false;
 }
 
-void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
-            BackwardFn fn) {
-  if (!should_record(inputs)) return;
+void attach_node(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
+                 BackwardFn fn) {
   std::vector<Edge> edges;
   edges.reserve(inputs.size());
   for (const Tensor* t : inputs) edges.push_back(t ? edge_of(*t) : Edge{});

@@ -74,11 +74,16 @@ class Node {
 
 // Records `fn` as the backward of `out` = op(inputs) when grad mode is on and some input
 // requires grad; does nothing otherwise. Called by every differentiable op's front end.
-void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
-            BackwardFn fn);
+// (A template, so the std::function, a heap allocation, is only built when it is needed.)
+template <class F>
+void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs, F&& fn);
 void record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, BackwardFn fn);
 // Whether a call with these inputs will be recorded.
 bool should_record(std::initializer_list<const Tensor*> inputs);
+
+// The non-template part of record(); call record() instead.
+void attach_node(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
+                 BackwardFn fn);
 
 // Runs backward from `root` (tensor/autograd/engine.cpp).
 void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);
@@ -91,6 +96,11 @@ namespace prism::autograd {
 
 inline bool Grads::needs(int i) const {
   return i < static_cast<int>(node_.next().size()) && node_.next()[static_cast<size_t>(i)].active();
+}
+
+template <class F>
+void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs, F&& fn) {
+  if (should_record(inputs)) attach_node(out, op, inputs, BackwardFn(std::forward<F>(fn)));
 }
 
 template <class F>

@@ -88,7 +88,9 @@ Tensor reduce_forward(OpHandle& op, const Tensor& x, const Plan& p, bool keepdim
   const Dims& shape = keepdim ? p.keep_shape : p.out_shape;
   detail::OpRecordScope rec(op.name(), k.name.c_str(), x.device(), {&x}, [&] {
     int64_t out_bytes = (want_values ? x.element_size() : 0) + (indices ? 8 : 0);
-    return costs::reduce(x.numel(), shape.numel(), x.element_size(), out_bytes);
+    profiler::Cost c = costs::reduce(x.numel(), shape.numel(), x.element_size(), out_bytes);
+    if (&op == &op_mean) c.flops += shape.numel();  // mean: one divide per output
+    return c;
   });
   Tensor out = want_values ? detail::empty_like_shape(shape, x.dtype(), x.device()) : Tensor();
   int64_t* idx = nullptr;

@@ -80,7 +80,7 @@ Tensor softmax_backward(detail::OpHandle& op, const Tensor& y_rows, const Tensor
   Tensor gr = (g.dim() == 0 ? g.reshape({1}) : g.permute(order)).contiguous();
   const auto& k = op.kernel(g.device(), g.dtype());
   detail::OpRecordScope rec(op.name(), k.name.c_str(), g.device(), {&y_rows, &g},
-                            [&] { return costs::softmax(g.numel(), g.element_size()); });
+                            [&] { return costs::softmax_backward(g.numel(), g.element_size()); });
   Tensor dx = detail::empty_like_shape(y_rows.shape(), g.dtype(), g.device());
   if (g.dtype() == DType::f32) run_softmax_bw<float>(k, y_rows, gr, dx, rows, cols);
   else run_softmax_bw<double>(k, y_rows, gr, dx, rows, cols);

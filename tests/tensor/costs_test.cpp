@@ -63,6 +63,7 @@ TEST_CASE("costs::reduce, costs::softmax and costs::copy") {
   CHECK(costs::reduce(5, 5, 4, 4) == Cost{0, 0, 40});  // reducing a size-1 dim: no adds
   CHECK(costs::reduce(0, 3, 4, 4) == Cost{0, 0, 12});  // never negative
   CHECK(costs::softmax(60, 4) == Cost{240, 0, 2 * 60 * 4});
+  CHECK(costs::softmax_backward(60, 4) == Cost{240, 0, 3 * 60 * 4});
   CHECK(costs::copy(60, 8) == Cost{0, 0, 2 * 60 * 8});
   CHECK(costs::copy(0, 4) == Cost{});
 }
@@ -138,7 +139,8 @@ TEST_CASE("recorded reduction, softmax and copy costs") {
   Tensor x = ones({7, 13});
   CHECK(only(record([&] { sum(x, {1}); }), "sum").cost == Cost{84, 0, 91 * 4 + 7 * 4});
   CHECK(only(record([&] { sum(x); }), "sum").cost == Cost{90, 0, 91 * 4 + 4});
-  CHECK(only(record([&] { mean(x, {0}, true); }), "mean").cost == Cost{78, 0, 91 * 4 + 13 * 4});
+  // mean of [7,13] over dim 0: 6 adds + 1 divide per output, 13 outputs.
+  CHECK(only(record([&] { mean(x, {0}, true); }), "mean").cost == Cost{91, 0, 91 * 4 + 13 * 4});
   // max writes a value and an int64 index per output; argmax only the index.
   CHECK(only(record([&] { max(x, 1); }), "max").cost == Cost{84, 0, 91 * 4 + 7 * (4 + 8)});
   CHECK(only(record([&] { argmax(x, 1); }), "argmax").cost == Cost{84, 0, 91 * 4 + 7 * 8});
