@@ -6,6 +6,7 @@
 // but the inner op's time still belongs to the inner op). Summing self time over all ops then
 // counts every nanosecond spent inside ops exactly once.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -87,6 +88,89 @@ std::vector<OpRow> aggregate_ops(const Profile& p) {
            std::tie(b.name, b.phase, b.variant, b.grad_of, b.device);
   });
   return rows;
+}
+
+std::vector<int64_t> record_self_times(const Profile& p) {
+  return self_times(p.recording.records);
+}
+
+std::vector<ScopeRow> aggregate_scopes(const Profile& p) {
+  const std::vector<OpRecord>& records = p.recording.records;
+  const std::vector<std::string>& paths = p.recording.scope_paths;
+  const std::vector<int64_t> self = self_times(records);
+
+  // Rows by path, created parent-first the first time a path (or a descendant) is seen.
+  std::map<std::string, size_t> index;
+  std::vector<ScopeRow> rows;
+  // A path's chain: "", then each prefix ("model", "model.fc1").
+  auto ensure = [&](const std::string& path) {
+    std::vector<std::string> chain;
+    for (std::string cur = path;;) {
+      chain.push_back(cur);
+      if (cur.empty()) break;
+      size_t dot = cur.rfind('.');
+      cur = dot == std::string::npos ? std::string() : cur.substr(0, dot);
+    }
+    std::vector<size_t> ids;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      auto found = index.find(*it);
+      if (found == index.end()) {
+        ScopeRow r;
+        r.path = *it;
+        size_t dot = it->rfind('.');
+        r.name = it->empty() ? "(outside scopes)"
+                             : (dot == std::string::npos ? *it : it->substr(dot + 1));
+        r.depth = it->empty() ? 0 : static_cast<int>(std::count(it->begin(), it->end(), '.')) + 1;
+        found = index.emplace(*it, rows.size()).first;
+        rows.push_back(std::move(r));
+      }
+      ids.push_back(found->second);
+    }
+    return ids;  // root first
+  };
+
+  for (size_t i = 0; i < records.size(); ++i) {
+    const OpRecord& r = records[i];
+    const std::string& path = r.scope >= 0 && static_cast<size_t>(r.scope) < paths.size()
+                                  ? paths[static_cast<size_t>(r.scope)]
+                                  : paths[0];
+    if (r.kind == Kind::scope) {
+      // A scope record is tagged with its own path (the Scope enters it before recording).
+      std::vector<size_t> ids = ensure(path);
+      rows[ids.back()].calls += 1;
+      continue;
+    }
+    const int ph = static_cast<int>(r.phase);
+    for (size_t id : ensure(path)) {
+      ScopeRow& row = rows[id];
+      if (row.path.empty() && !path.empty()) continue;  // the "" row holds only unscoped ops
+      row.cost[ph] += r.cost;
+      row.self_ns[ph] += self[i];
+      row.allocs += r.allocs;
+      row.alloc_bytes += r.alloc_bytes;
+    }
+  }
+  // Order: depth-first from the roots, children in first-seen order.
+  std::vector<ScopeRow> ordered;
+  std::vector<bool> done(rows.size(), false);
+  std::function<void(const std::string&)> visit = [&](const std::string& parent) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (done[i] || rows[i].path.empty()) continue;
+      size_t dot = rows[i].path.rfind('.');
+      std::string par = dot == std::string::npos ? std::string() : rows[i].path.substr(0, dot);
+      if (par != parent) continue;
+      done[i] = true;
+      ordered.push_back(rows[i]);
+      visit(rows[i].path);
+    }
+  };
+  auto root = index.find("");
+  if (root != index.end()) {
+    const ScopeRow& r = rows[root->second];
+    if (r.time_ns() > 0 || r.allocs > 0) ordered.push_back(r);
+  }
+  visit("");
+  return ordered;
 }
 
 int64_t total_op_self_ns(const Profile& p) {

@@ -30,4 +30,27 @@ std::vector<OpRow> aggregate_ops(const Profile& p);
 // Total self time of all op records: the time spent inside ops.
 int64_t total_op_self_ns(const Profile& p);
 
+// Self time of every record, in record order (0 for scope records).
+std::vector<int64_t> record_self_times(const Profile& p);
+
+// One node of the scope tree (a module, or a user scope such as "data"), with everything done
+// in its subtree: its own ops and those of its children. Backward ops count for the module
+// whose forward made them (the autograd engine runs them in that scope).
+struct ScopeRow {
+  std::string path;                // "model.fc1"; "" for ops outside every scope
+  std::string name;                // last component ("fc1"), "(outside scopes)" for ""
+  int depth = 0;                   // number of components; 0 for ""
+  int64_t calls = 0;               // times the scope was entered (module calls)
+  Cost cost[3];                    // by phase: forward, backward, optimizer
+  int64_t self_ns[3] = {0, 0, 0};  // op self time by phase
+  int64_t allocs = 0;
+  int64_t alloc_bytes = 0;
+  int64_t time_ns() const { return self_ns[0] + self_ns[1] + self_ns[2]; }
+};
+
+// Every scope path seen, each parent before its children, siblings in first-seen order. The
+// top-level rows (depth <= 1) partition the op time: their time_ns add up to
+// total_op_self_ns().
+std::vector<ScopeRow> aggregate_scopes(const Profile& p);
+
 }  // namespace prism::profiler

@@ -24,7 +24,7 @@ enum class MemRole : uint8_t {
 constexpr int kNumRoles = 6;
 const char* role_name(MemRole r);
 
-constexpr int kNumDevices = 2;  // 0 = cpu, 1 = cuda (index, so profiler/ needs no tensor types)
+constexpr int kNumDevices = 3;  // 0 = cpu, 1 = cuda, 2 = meta (indices: profiler/ knows no tensors)
 
 struct MemoryStats {
   int64_t live_bytes = 0;

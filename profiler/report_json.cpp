@@ -25,6 +25,8 @@ const char* device_label(int32_t device) {
       return "cpu";
     case 1:
       return "cuda";
+    case 2:
+      return "meta";
     default:
       return "other";
   }

@@ -107,6 +107,7 @@ json record_event(const OpRecord& r, const Span& s, const Recording& rec) {
 std::string counter_name(int32_t device) {
   if (device == 0) return "live memory (cpu)";
   if (device == 1) return "live memory (cuda)";
+  if (device == 2) return "live memory (meta)";
   return "live memory (device " + std::to_string(device) + ")";
 }
 

@@ -1,6 +1,7 @@
 // The profile's outputs: a table for people, a Chrome/Perfetto trace, and a JSON dump for tools.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "profiler/aggregate.h"
@@ -8,12 +9,27 @@
 namespace prism::profiler {
 
 struct TableOptions {
-  int max_rows = 30;        // 0 = all rows
-  bool show_grad_of = true; // backward rows name the gradient they compute
+  int max_rows = 30;         // 0 = all rows
+  bool show_grad_of = true;  // backward rows name the gradient they compute
 };
 
 // The aggregated op table followed by a meta footer (threads, compiler, flags, clock, overhead).
 std::string format_table(const Profile& p, const TableOptions& opts = {});
+
+// What the nn layer knows about a module path, for the tree report's type and params columns.
+struct ModuleInfo {
+  std::string type;     // "Linear"
+  int64_t params = -1;  // -1: unknown
+};
+
+struct TreeOptions {
+  int max_depth = 0;                          // 0 = every level
+  std::map<std::string, ModuleInfo> modules;  // by path ("model.fc1")
+};
+
+// The module tree: one row per scope path (modules, user scopes), indented, with parameters,
+// calls, forward and backward FLOPs and time, allocations and share of the op time.
+std::string format_tree(const Profile& p, const TreeOptions& opts = {});
 
 // Chrome trace event format (chrome://tracing, ui.perfetto.dev): op and scope records as
 // complete ("X") events, live memory as counter ("C") events. Returns the JSON text.
