@@ -128,6 +128,18 @@ std::vector<const OpKernels*> Registry::all() const {
   return out;
 }
 
+const KernelEntry& meta_entry() {
+  static const KernelEntry e = [] {
+    KernelEntry k;
+    k.name = "meta";
+    k.tag = VariantTag::reference;
+    k.idea = "shapes only: no data, no compute";
+    k.meta = true;
+    return k;
+  }();
+  return e;
+}
+
 Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry();  // never destroyed: kernels may run during static teardown

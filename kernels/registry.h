@@ -37,7 +37,9 @@ struct KernelEntry {
   using ErasedFn = void (*)();
   ErasedFn fn[3] = {nullptr, nullptr, nullptr};  // indexed by DType
 
-  bool has(DType t) const { return fn[static_cast<int>(t)] != nullptr; }
+  bool meta = false;  // the stand-in for meta tensors: every kernel it hands out does nothing
+
+  bool has(DType t) const { return meta || fn[static_cast<int>(t)] != nullptr; }
 
   // The typed kernel for element type T; the Args family is checked against registration.
   template <template <class> class Args, class T>
@@ -49,8 +51,13 @@ template <> constexpr DType dtype_of<float>() { return DType::f32; }
 template <> constexpr DType dtype_of<double>() { return DType::f64; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
 
+// What a meta tensor's op runs: nothing (shapes, costs and memory are the front end's work).
+template <template <class> class Args, class T>
+void meta_kernel(const Args<T>&) {}
+
 template <template <class> class Args, class T>
 void (*KernelEntry::get() const)(const Args<T>&) {
+  if (meta) return &meta_kernel<Args, T>;
   if (args_type != std::type_index(typeid(Args<float>))) {
     throw Error("kernel '" + name + "' was registered with a different argument type");
   }
@@ -125,6 +132,9 @@ class Registry {
  private:
   std::deque<OpKernels> ops_;
 };
+
+// The entry ops use for meta tensors (name "meta"), whatever the op.
+const KernelEntry& meta_entry();
 
 // The process-wide registry, with every built-in kernel registered on first use.
 Registry& registry();

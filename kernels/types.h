@@ -8,10 +8,19 @@
 
 namespace prism {
 
-enum class Device : uint8_t { cpu = 0, cuda = 1 };
+// meta: tensors with a shape and a dtype but no data. Ops on them check shapes, count FLOPs and
+// bytes, and track (virtual) memory, but run no kernel: a model's costs without running it.
+enum class Device : uint8_t { cpu = 0, cuda = 1, meta = 2 };
 enum class DType : uint8_t { f32, f64, i64 };
 
-inline const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
+inline const char* device_name(Device d) {
+  switch (d) {
+    case Device::cpu: return "cpu";
+    case Device::cuda: return "cuda";
+    case Device::meta: return "meta";
+  }
+  return "?";
+}
 
 inline const char* dtype_name(DType t) {
   switch (t) {

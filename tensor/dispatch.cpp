@@ -5,6 +5,7 @@
 namespace prism::detail {
 
 const kernels::KernelEntry& OpHandle::kernel(Device device, DType dtype) {
+  if (device == Device::meta) return kernels::meta_entry();
   const kernels::OpKernels*& k = per_device_[static_cast<int>(device)];
   if (!k) {
     kernels::load_env_choices();  // PRISM_KERNELS, read once; a bad value is an Error here

@@ -27,7 +27,7 @@ class OpHandle {
 
  private:
   const char* name_;
-  const kernels::OpKernels* per_device_[2] = {nullptr, nullptr};
+  const kernels::OpKernels* per_device_[2] = {nullptr, nullptr};  // cpu, cuda (meta needs none)
 };
 
 // Opens a profile record for the lifetime of the object (closed on exceptions too).

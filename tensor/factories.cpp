@@ -23,12 +23,15 @@ profiler::Cost fill_cost(const Dims& shape, DType dt) {
   return {0, 0, shape.numel() * dtype_size(dt)};
 }
 
-// Allocates inside a record named `op` and fills element i with f(i).
+// Allocates on the default device inside a record named `op` and fills element i with f(i)
+// (a meta tensor is not filled: it has no data).
 template <class F>
 Tensor filled(const char* op, const Dims& shape, DType dt, F&& f) {
   check_shape(op, shape);
-  detail::OpRecordScope rec(op, "", Device::cpu, {}, [&] { return fill_cost(shape, dt); });
-  Tensor t = detail::empty_like_shape(shape, dt, Device::cpu);
+  const Device device = default_device();
+  detail::OpRecordScope rec(op, "", device, {}, [&] { return fill_cost(shape, dt); });
+  Tensor t = detail::empty_like_shape(shape, dt, device);
+  if (device == Device::meta) return t;
   const int64_t n = t.numel();
   switch (dt) {
     case DType::f32: {
@@ -63,8 +66,8 @@ Tensor from_values(const std::vector<T>& v, const Dims& shape) {
 
 Tensor empty(const Dims& shape, DType dtype) {
   check_shape("empty", shape);
-  detail::OpRecordScope rec("empty", "", Device::cpu, {}, [] { return profiler::Cost{}; });
-  return detail::empty_like_shape(shape, dtype, Device::cpu);
+  detail::OpRecordScope rec("empty", "", default_device(), {}, [] { return profiler::Cost{}; });
+  return detail::empty_like_shape(shape, dtype, default_device());
 }
 
 Tensor full(const Dims& shape, double value, DType dtype) {
@@ -77,8 +80,14 @@ Tensor ones(const Dims& shape, DType dtype) {
   return filled("ones", shape, dtype, [](int64_t) { return 1.0; });
 }
 Tensor scalar(double value, DType dtype) { return full(Dims{}, value, dtype); }
-Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
-Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+Tensor zeros_like(const Tensor& t) {
+  DefaultDevice on(t.device());
+  return zeros(t.shape(), t.dtype());
+}
+Tensor ones_like(const Tensor& t) {
+  DefaultDevice on(t.device());
+  return ones(t.shape(), t.dtype());
+}
 
 Tensor arange(double start, double end, double step, DType dtype) {
   if (step == 0) throw Error("arange: step must not be zero");

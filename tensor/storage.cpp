@@ -11,12 +11,21 @@ thread_local MemRole t_role = MemRole::activation;
 constexpr int64_t kAlign = 64;
 }  // namespace
 
+thread_local Device t_device = Device::cpu;
+
 MemRole current_alloc_role() { return t_role; }
+Device default_device() { return t_device; }
+DefaultDevice::DefaultDevice(Device device) : saved_(t_device) { t_device = device; }
+DefaultDevice::~DefaultDevice() { t_device = saved_; }
 AllocRole::AllocRole(MemRole role) : saved_(t_role) { t_role = role; }
 AllocRole::~AllocRole() { t_role = saved_; }
 
 std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRole role) {
   if (nbytes < 0) throw Error("allocate: negative size " + std::to_string(nbytes));
+  if (device == Device::meta) {  // bytes counted, nothing allocated
+    profiler::note_alloc(static_cast<int>(device), role, nbytes);
+    return std::shared_ptr<Storage>(new Storage(nullptr, nbytes, device, role));
+  }
   if (device != Device::cpu) {
     throw Error(std::string("allocate: no allocator for device ") + device_name(device) +
                 " in this build");

@@ -52,4 +52,18 @@ class AllocRole {
   MemRole saved_;
 };
 
+// The device factories (zeros, randn, ...) create tensors on when not told otherwise; cpu by
+// default. `prism summary` builds and runs a model under DefaultDevice(Device::meta).
+Device default_device();
+class DefaultDevice {
+ public:
+  explicit DefaultDevice(Device device);
+  ~DefaultDevice();
+  DefaultDevice(const DefaultDevice&) = delete;
+  DefaultDevice& operator=(const DefaultDevice&) = delete;
+
+ private:
+  Device saved_;
+};
+
 }  // namespace prism

@@ -266,6 +266,7 @@ namespace {
 // The gradient of any slice-like view: zeros of the base shape with g written into the same
 // window. One profiled op ("slice_backward": an allocation and a copy).
 Tensor slice_backward(const Tensor& g, const Dims& base_shape, int d, int64_t start, int64_t step) {
+  DefaultDevice on(g.device());
   Tensor z = zeros(base_shape, g.dtype());
   Dims st = z.strides();
   int64_t off = start * st[d];

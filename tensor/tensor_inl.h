@@ -9,7 +9,8 @@ T* Tensor::data() const {
     throw Error(std::string("data<T>: tensor is ") + dtype_name(dtype()) + ", asked for " +
                 dtype_name(dtype_for<T>()));
   }
-  return static_cast<T*>(storage()->data()) + offset();
+  T* base = static_cast<T*>(storage()->data());
+  return base ? base + offset() : nullptr;  // meta tensors have no data
 }
 
 namespace detail {

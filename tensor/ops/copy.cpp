@@ -82,14 +82,14 @@ Tensor clone(const Tensor& x) {
 Tensor cast(const Tensor& x, DType dtype) {
   detail::check_defined("cast", x);
   if (x.dtype() == dtype) return x;
-  detail::check_cpu("cast", x);
+  if (x.device() != Device::meta) detail::check_cpu("cast", x);
   Tensor out;
   {
     detail::OpRecordScope rec("cast", "", x.device(), {&x}, [&] {
       return profiler::Cost{0, 0, x.numel() * (x.element_size() + dtype_size(dtype))};
     });
     out = detail::empty_like_shape(x.shape(), dtype, x.device());
-    const int64_t n = x.numel();
+    const int64_t n = x.device() == Device::meta ? 0 : x.numel();  // meta: nothing to convert
     Tensor src = x.is_contiguous() ? x : contiguous(x);
     auto convert = [&](auto* dst) {
       using D = std::remove_pointer_t<decltype(dst)>;

@@ -72,7 +72,11 @@ OpHandle op_gelu("gelu"), op_tanh("tanh"), op_sigmoid("sigmoid");
 OpHandle op_relu_bw("relu_backward"), op_gelu_bw("gelu_backward");
 OpHandle op_tanh_bw("tanh_backward"), op_sigmoid_bw("sigmoid_backward");
 
-Tensor like(double v, const Tensor& t) { return scalar(v, t.dtype()); }
+// A 0-d tensor holding v, with t's dtype and device, for tensor-scalar arithmetic.
+Tensor like(double v, const Tensor& t) {
+  DefaultDevice on(t.device());
+  return scalar(v, t.dtype());
+}
 
 }  // namespace
 

@@ -124,6 +124,7 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
   }
   autograd::record(out, "gather", {&x}, [xs = x.shape(), d, index](const Tensor& g, autograd::Grads& gr) {
     gr.set(0, "gather.dx", [&] {
+      DefaultDevice on(g.device());
       Tensor z = zeros(xs, g.dtype());
       detail::scatter_add_into(z, d, index, g);
       return z;
@@ -170,6 +171,7 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
       detail::OpRecordScope rec("index_add", kk.name.c_str(), g.device(), {&g, &index}, [&] {
         return profiler::Cost{g.numel(), 0, index.nbytes() + 3 * g.nbytes()};
       });
+      DefaultDevice on(g.device());
       Tensor z = zeros(xs, g.dtype());
       if (g.dtype() == DType::f32) run_index_select<float>(kk, gc, ic, z, o, nn, in, d);
       else run_index_select<double>(kk, gc, ic, z, o, nn, in, d);

@@ -78,7 +78,7 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
   if (!batch_stride(b, bbs)) b = b.contiguous(), batch_stride(b, bbs);
   Tensor c = detail::empty_like_shape(out_shape, a.dtype(), a.device());
   const int64_t batch = batch_shape.numel();
-  if (c.numel() > 0) {
+  if (c.numel() > 0 && c.device() != Device::meta) {
     if (k == 0) {
       // An empty sum is zero; kernels need not special-case it.
       for (int64_t i = 0; i < c.numel(); ++i) {

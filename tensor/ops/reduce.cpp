@@ -128,7 +128,7 @@ Tensor mean(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
   check_nonempty("mean", x, p);
   Tensor out = reduce_forward(op_mean, x, p, keepdim, true, nullptr);
   autograd::record(out, "mean", {&x}, [ks = p.keep_shape, xs = x.shape(), n = p.inner](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "mean.dx", [&] { return div(g, scalar(static_cast<double>(n), g.dtype())).reshape(ks).expand(xs); });
+    gr.set(0, "mean.dx", [&] { return (g / static_cast<double>(n)).reshape(ks).expand(xs); });
   });
   return out;
 }
@@ -142,6 +142,7 @@ Tensor max(const Tensor& x, int dim, bool keepdim) {
   const int d = detail::wrap_dim("max", dim, x.dim());
   autograd::record(out, "max", {&x}, [ks = p.keep_shape, xs = x.shape(), d, idx](const Tensor& g, autograd::Grads& gr) {
     gr.set(0, "max.dx", [&] {
+      DefaultDevice on(g.device());
       Tensor z = zeros(xs, g.dtype());
       if (xs.size() == 0) return add(z, g.reshape(xs));
       detail::scatter_add_into(z, d, idx.reshape(ks), g.reshape(ks));
