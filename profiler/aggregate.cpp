@@ -138,6 +138,7 @@ std::vector<ScopeRow> aggregate_scopes(const Profile& p) {
       // A scope record is tagged with its own path (the Scope enters it before recording).
       std::vector<size_t> ids = ensure(path);
       rows[ids.back()].calls += 1;
+      if (r.shapes.count > 0) rows[ids.back()].output_shape = r.shapes.to_string();
       continue;
     }
     const int ph = static_cast<int>(r.phase);
@@ -148,6 +149,7 @@ std::vector<ScopeRow> aggregate_scopes(const Profile& p) {
       row.self_ns[ph] += self[i];
       row.allocs += r.allocs;
       row.alloc_bytes += r.alloc_bytes;
+      row.alloc_bytes_by_phase[ph] += r.alloc_bytes;
     }
   }
   // Order: depth-first from the roots, children in first-seen order.

@@ -8,12 +8,18 @@ namespace prism::profiler {
 
 const char* role_name(MemRole r) {
   switch (r) {
-    case MemRole::activation: return "activation";
-    case MemRole::temporary: return "temporary";
-    case MemRole::parameter: return "parameter";
-    case MemRole::gradient: return "gradient";
-    case MemRole::optimizer: return "optimizer";
-    case MemRole::data: return "data";
+    case MemRole::activation:
+      return "activation";
+    case MemRole::temporary:
+      return "temporary";
+    case MemRole::parameter:
+      return "parameter";
+    case MemRole::gradient:
+      return "gradient";
+    case MemRole::optimizer:
+      return "optimizer";
+    case MemRole::data:
+      return "data";
   }
   return "?";
 }
@@ -32,7 +38,9 @@ struct DeviceCounters {
 DeviceCounters g_dev[kNumDevices];
 thread_local ThreadAllocCounter t_allocs;
 
-int clamp_device(int d) { return (d >= 0 && d < kNumDevices) ? d : 0; }
+int clamp_device(int d) {
+  return (d >= 0 && d < kNumDevices) ? d : 0;
+}
 
 }  // namespace
 
@@ -72,7 +80,8 @@ MemoryStats memory_stats(int device) {
   s.alloc_count = c.alloc_count.load();
   s.alloc_bytes = c.alloc_bytes.load();
   s.free_count = c.free_count.load();
-  for (int i = 0; i < kNumRoles; ++i) s.live_by_role[static_cast<size_t>(i)] = c.live_by_role[i].load();
+  for (int i = 0; i < kNumRoles; ++i)
+    s.live_by_role[static_cast<size_t>(i)] = c.live_by_role[i].load();
   return s;
 }
 
@@ -81,6 +90,8 @@ void reset_peak(int device) {
   c.peak.store(c.live.load());
 }
 
-const ThreadAllocCounter& thread_allocs() { return t_allocs; }
+const ThreadAllocCounter& thread_allocs() {
+  return t_allocs;
+}
 
 }  // namespace prism::profiler

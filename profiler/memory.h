@@ -14,12 +14,12 @@ namespace prism::profiler {
 
 // What a buffer is for. Set when the tensor is created (DESIGN.md, Conventions).
 enum class MemRole : uint8_t {
-  activation,   // op outputs, kept or not: the default
-  temporary,    // scratch made and freed inside one op or one step
+  activation,  // op outputs, kept or not: the default
+  temporary,   // scratch made and freed inside one op or one step
   parameter,
   gradient,
-  optimizer,    // optimizer state (momentum, Adam moments)
-  data,         // inputs and labels coming from a data set
+  optimizer,  // optimizer state (momentum, Adam moments)
+  data,       // inputs and labels coming from a data set
 };
 constexpr int kNumRoles = 6;
 const char* role_name(MemRole r);

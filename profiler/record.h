@@ -33,20 +33,20 @@ struct ShapeList {
 enum class Kind : uint8_t { op, scope };
 
 struct OpRecord {
-  Kind kind = Kind::op;       // an op call, or a named scope (PRISM_SCOPE, a module call)
-  const char* op = "";        // the op that ran, e.g. "matmul"
-  const char* variant = "";   // kernel variant, e.g. "naive"; "" for ops without a kernel
-  const char* grad_of = "";   // in backward: which gradient this computes, e.g. "matmul.dA"
+  Kind kind = Kind::op;      // an op call, or a named scope (PRISM_SCOPE, a module call)
+  const char* op = "";       // the op that ran, e.g. "matmul"
+  const char* variant = "";  // kernel variant, e.g. "naive"; "" for ops without a kernel
+  const char* grad_of = "";  // in backward: which gradient this computes, e.g. "matmul.dA"
   const char* device = "cpu";
   Phase phase = Phase::forward;
-  int32_t scope = 0;          // interned scope path id, 0 = top level
-  int32_t parent = -1;        // index of the enclosing record, -1 if none
-  int32_t depth = 0;          // nesting depth (0 = outermost)
-  int32_t tid = 0;            // small thread number, 0 = the first thread that recorded
+  int32_t scope = 0;    // interned scope path id, 0 = top level
+  int32_t parent = -1;  // index of the enclosing record, -1 if none
+  int32_t depth = 0;    // nesting depth (0 = outermost)
+  int32_t tid = 0;      // small thread number, 0 = the first thread that recorded
   int64_t start_ns = 0;
   int64_t dur_ns = 0;
   Cost cost;
-  int64_t allocs = 0;         // storage allocations made while the op was open
+  int64_t allocs = 0;  // storage allocations made while the op was open
   int64_t alloc_bytes = 0;
   ShapeList shapes;
 };

@@ -13,9 +13,12 @@ namespace prism::profiler {
 
 const char* phase_name(Phase p) {
   switch (p) {
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::optimizer: return "optimizer";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
   }
   return "?";
 }
@@ -108,7 +111,8 @@ int32_t intern_scope(int32_t parent, std::string_view name) {
   if (it != g.scope_ids.end()) return it->second;
   int32_t id = static_cast<int32_t>(g.paths.size());
   const std::string& parent_path = *g.paths[parent];
-  std::string path = parent_path.empty() ? std::string(name) : parent_path + "." + std::string(name);
+  std::string path =
+      parent_path.empty() ? std::string(name) : parent_path + "." + std::string(name);
   g.paths.push_back(std::make_unique<std::string>(std::move(path)));
   g.names.push_back(std::make_unique<std::string>(name));
   g.scope_ids.emplace(std::move(key), id);
@@ -148,15 +152,29 @@ int32_t open_record(Kind kind, const char* op, const char* variant, const char* 
 
 }  // namespace
 
-Phase current_phase() { return t_ctx.phase; }
-const char* current_grad_of() { return t_ctx.grad_of; }
-int32_t current_scope() { return t_ctx.scope; }
+Phase current_phase() {
+  return t_ctx.phase;
+}
+const char* current_grad_of() {
+  return t_ctx.grad_of;
+}
+int32_t current_scope() {
+  return t_ctx.scope;
+}
 
-PhaseGuard::PhaseGuard(Phase p) : saved_(t_ctx.phase) { t_ctx.phase = p; }
-PhaseGuard::~PhaseGuard() { t_ctx.phase = saved_; }
+PhaseGuard::PhaseGuard(Phase p) : saved_(t_ctx.phase) {
+  t_ctx.phase = p;
+}
+PhaseGuard::~PhaseGuard() {
+  t_ctx.phase = saved_;
+}
 
-GradOfGuard::GradOfGuard(const char* label) : saved_(t_ctx.grad_of) { t_ctx.grad_of = label; }
-GradOfGuard::~GradOfGuard() { t_ctx.grad_of = saved_; }
+GradOfGuard::GradOfGuard(const char* label) : saved_(t_ctx.grad_of) {
+  t_ctx.grad_of = label;
+}
+GradOfGuard::~GradOfGuard() {
+  t_ctx.grad_of = saved_;
+}
 
 Scope::Scope(std::string_view name) : saved_scope_(t_ctx.scope) {
   int32_t id = intern_scope(saved_scope_, name);
@@ -171,8 +189,20 @@ Scope::~Scope() {
   t_ctx.scope = saved_scope_;
 }
 
-ScopeRestore::ScopeRestore(int32_t scope_id) : saved_(t_ctx.scope) { t_ctx.scope = scope_id; }
-ScopeRestore::~ScopeRestore() { t_ctx.scope = saved_; }
+ScopeRestore::ScopeRestore(int32_t scope_id) : saved_(t_ctx.scope) {
+  t_ctx.scope = scope_id;
+}
+ScopeRestore::~ScopeRestore() {
+  t_ctx.scope = saved_;
+}
+
+void note_scope_output(const int64_t* dims, int ndim) {
+  if (!recording() || !t_ctx.buffer || t_ctx.buffer->open.empty()) return;
+  OpRecord& r = t_ctx.buffer->records[static_cast<size_t>(t_ctx.buffer->open.back())];
+  if (r.kind != Kind::scope) return;
+  r.shapes = ShapeList{};
+  r.shapes.add(dims, ndim);
+}
 
 const std::string& scope_path(int32_t id) {
   Global& g = global();

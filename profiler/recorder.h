@@ -24,7 +24,9 @@ namespace detail {
 inline std::atomic<bool> g_recording{false};
 }
 
-inline bool recording() { return detail::g_recording.load(std::memory_order_relaxed); }
+inline bool recording() {
+  return detail::g_recording.load(std::memory_order_relaxed);
+}
 
 // ---- thread-local context consulted by every record ----------------------------------------
 
@@ -71,6 +73,10 @@ class Scope {
   int32_t saved_scope_;
   int32_t record_ = -1;
 };
+
+// Notes the shape a scope produced (a module's output) on the innermost open scope record of
+// this thread; nothing happens when not recording. Summaries print it per module.
+void note_scope_output(const int64_t* dims, int ndim);
 
 // Re-enters an existing scope path without recording a span: the autograd engine runs each
 // backward node under the scope its forward op ran in, so backward ops land on the same module.

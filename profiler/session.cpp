@@ -49,7 +49,8 @@ Meta collect_meta() {
 Session::Session() {
   bool expected = false;
   if (!g_session_active.compare_exchange_strong(expected, true)) {
-    throw std::logic_error("profiler: a Session is already recording; stop it before starting another");
+    throw std::logic_error(
+        "profiler: a Session is already recording; stop it before starting another");
   }
   active_ = true;
   profile_.meta = collect_meta();

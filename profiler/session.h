@@ -23,9 +23,9 @@ struct Meta {
   std::string compiler;
   std::string flags;
   std::string build_type;
-  std::string clock;                // "steady_clock (CLOCK_MONOTONIC)"
-  double clock_resolution_ns = 0;   // smallest observed non-zero step
-  double overhead_ns_per_op = 0;    // measured open+close cost of one record
+  std::string clock;               // "steady_clock (CLOCK_MONOTONIC)"
+  double clock_resolution_ns = 0;  // smallest observed non-zero step
+  double overhead_ns_per_op = 0;   // measured open+close cost of one record
 };
 
 Meta collect_meta();

@@ -102,3 +102,23 @@ TEST_CASE("tree: the report indents children and shows module info") {
   opts.max_depth = 1;
   CHECK(format_tree(p, opts).find("fc1") == std::string::npos);
 }
+
+TEST_CASE("tree: a scope's noted output shape and forward allocations reach its row") {
+  Session session;
+  {
+    Scope model("model");
+    const int64_t dims[2] = {2, 3};
+    int32_t h = open_plain("matmul");
+    prism::profiler::note_alloc(0, MemRole::activation, 24);
+    close_op(h);
+    note_scope_output(dims, 2);
+  }
+  note_scope_output(nullptr, 0);  // outside any scope: ignored
+  const auto rows = aggregate_scopes(session.stop());
+  auto m = by_path(rows);
+  REQUIRE(m.count("model"));
+  CHECK(m["model"].output_shape == "[2,3]");
+  CHECK(m["model"].alloc_bytes_by_phase[0] == 24);
+  CHECK(m["model"].alloc_bytes_by_phase[1] == 0);
+  prism::profiler::note_free(0, MemRole::activation, 24);
+}
