@@ -5,6 +5,7 @@
 #include <string>
 
 #include "profiler/aggregate.h"
+#include "profiler/memory.h"
 #include "profiler/reports.h"
 #include "profiler/session.h"
 #include "profiler_test_util.h"
