@@ -38,6 +38,41 @@ struct DemoOptions {
 };
 int run_demo(const DemoOptions& opts);
 
+// `prism train MODEL`: trains a zoo model on a data set (cmd_train.cpp).
+struct TrainOptions {
+  std::string model;
+  std::string data;  // "" = the model's default (see train_data.h)
+  int epochs = 1;
+  int64_t steps = 0;       // > 0 overrides epochs
+  int64_t batch = 0;       // 0 = the model's default
+  double lr = 0;           // 0 = the model's default
+  std::string optimizer;   // sgd | adam | adamw, "" = the model's default
+  int64_t block_size = 0;  // transformers: context length (default 64)
+  int threads = 0;
+  uint64_t seed = 42;
+  std::vector<std::string> kernels;
+  bool profile = false;
+  int64_t profile_warmup = 5;   // steps before the profiled window
+  int64_t profile_steps = 20;   // steps in the profiled window
+  bool prefetch = true;         // prepare the next batch on a background thread
+  int64_t eval_batches = 1000;  // held-out batches evaluated at the end (at most)
+  std::string trace_path;
+  std::string json_path;
+  std::string save_path;
+  std::string load_path;
+  int rows = 30;
+};
+int run_train(const TrainOptions& opts);
+
+// `prism summary MODEL`: per-module shapes, parameters and costs on the meta device.
+struct SummaryOptions {
+  std::string model;
+  std::string input;  // "1x3x224x224"; "" = the model's default input
+  int depth = 0;      // 0 = every level
+  bool backward = true;
+};
+int run_summary(const SummaryOptions& opts);
+
 // ---- kernel choices (kernel_choices.cpp) -----------------------------------------------------
 // Applies each --kernel value ("op=variant" or a comma-separated list); a bad one is a
 // UsageError naming the variants (or ops) that exist.

@@ -94,6 +94,63 @@ void add_demo_options(CLI::App& cmd, DemoOptions& o) {
       ->capture_default_str();
 }
 
+void add_train_options(CLI::App& cmd, prism::cli::TrainOptions& o) {
+  cmd.add_option(
+         "model", o.model,
+         "model to train: mlp, cnn, transformer, resnet18, ... (see `prism summary --help`)")
+      ->required();
+  cmd.add_option(
+         "--data", o.data,
+         "fashion-mnist, shapes, spirals, text, a directory of MNIST-format files or a "
+         "text file (default: fashion-mnist if installed, else shapes; text for transformers)")
+      ->type_name("NAME|PATH");
+  cmd.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--steps", o.steps, "training steps (overrides --epochs)")
+      ->check(whole_number(1, 100'000'000));
+  cmd.add_option("--batch", o.batch, "batch size (default: 128 mlp, 64 cnn/resnet, 32 transformer)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--lr", o.lr, "learning rate (default per model)")->check(positive_number());
+  cmd.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or adamw")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  cmd.add_option("--block", o.block_size, "transformer context length (default 64)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--seed", o.seed, "seed for data order and initial weights")
+      ->capture_default_str();
+  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);
+  cmd.add_flag("--profile", o.profile, "profile a window of steps: op table and module tree");
+  cmd.add_option("--profile-steps", o.profile_steps, "steps in the profiled window")
+      ->check(whole_number(1, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--trace", o.trace_path, "write the profiled window's trace (implies --profile)")
+      ->type_name("FILE");
+  cmd.add_option("--json", o.json_path,
+                 "write the profile and a train summary as JSON (implies --profile)")
+      ->type_name("FILE");
+  cmd.add_option("--save", o.save_path, "save the trained weights (safetensors)")
+      ->type_name("FILE");
+  cmd.add_option("--load", o.load_path, "start from saved weights (safetensors)")
+      ->type_name("FILE");
+  cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+}
+
+void add_summary_options(CLI::App& cmd, prism::cli::SummaryOptions& o) {
+  cmd.add_option("model", o.model,
+                 "mlp, cnn, transformer, resnet18, resnet34, resnet50, gpt2-small, gpt2-medium")
+      ->required();
+  cmd.add_option("--input", o.input, "input shape, e.g. 1x3x224x224 (default: the model's)")
+      ->type_name("NxCxHxW");
+  cmd.add_option("--depth", o.depth, "module levels to show (0 = all)")
+      ->check(whole_number(0, 100));
+}
+
 // "prism" or "prism demo": where to point the user for --help.
 std::string command_path(const CLI::App& app) {
   std::string path = "prism";
@@ -104,7 +161,7 @@ std::string command_path(const CLI::App& app) {
 // An argument that no command or option claimed: name it and list what exists.
 std::string unexpected_message(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
-  return fmt::format("unknown command '{}' (commands: demo, ops)", arg);
+  return fmt::format("unknown command '{}' (commands: demo, ops, summary, train)", arg);
 }
 
 int run(int argc, char** argv) {
@@ -118,6 +175,14 @@ int run(int argc, char** argv) {
       "demo",
       "train a small MLP on a spiral under the profiler; print the op table, write a trace");
   add_demo_options(*demo, demo_opts);
+  prism::cli::TrainOptions train_opts;
+  CLI::App* train = app.add_subcommand(
+      "train", "train a model (mlp, cnn, transformer, resnet18, ...) on a data set");
+  add_train_options(*train, train_opts);
+  prism::cli::SummaryOptions summary_opts;
+  CLI::App* summary = app.add_subcommand(
+      "summary", "per-module shapes, parameters, FLOPs and activation memory (meta device)");
+  add_summary_options(*summary, summary_opts);
   // Leftover arguments at the top level get our own message (see unexpected_message); set after
   // the subcommands exist so they keep rejecting unknown flags themselves.
   app.allow_extras();
@@ -143,6 +208,8 @@ int run(int argc, char** argv) {
   }
   if (ops->parsed()) return prism::cli::run_ops();
   if (demo->parsed()) return prism::cli::run_demo(demo_opts);
+  if (train->parsed()) return prism::cli::run_train(train_opts);
+  if (summary->parsed()) return prism::cli::run_summary(summary_opts);
 
   std::fputs(app.help().c_str(), stderr);
   std::fputs("\nprism: no command given (try `prism demo`)\n", stderr);

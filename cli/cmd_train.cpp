@@ -1,0 +1,313 @@
+// `prism train MODEL`: trains a model from the zoo on a data set, with a progress line, a
+// held-out evaluation at the end, and (with --profile, --trace or --json) a profile of a window
+// of training steps: the op table, the module tree, a trace and a JSON record.
+//
+// Only a window of steps is profiled (by default steps 6-25, after the warm-up steps that fill
+// caches and the allocator): a whole run would record millions of ops and write a trace no
+// viewer opens. Step times are measured for every step either way; the JSON's train block
+// gives their median and range.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/train_data.h"
+#include "nn/data/loader.h"
+#include "nn/loss.h"
+#include "nn/models/gpt.h"
+#include "nn/models/zoo.h"
+#include "nn/optim/adam.h"
+#include "nn/optim/sgd.h"
+#include "nn/safetensors.h"
+#include "profiler/clock.h"
+#include "profiler/reports.h"
+#include "profiler/session.h"
+#include "tensor/autograd/grad_mode.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+
+namespace prism::cli {
+
+namespace {
+
+bool is_gpt(const std::string& model) {
+  return model == "transformer" || model == "gpt-char" || model.rfind("gpt2", 0) == 0;
+}
+
+// Sensible defaults per model when the user gives none.
+struct Defaults {
+  int64_t batch;
+  double lr;
+  std::string optimizer;
+};
+Defaults defaults_for(const std::string& model) {
+  if (is_gpt(model)) return {32, 3e-3, "adamw"};
+  if (model == "mlp") return {128, 0.05, "sgd"};
+  if (model.rfind("resnet", 0) == 0) return {64, 0.05, "sgd"};
+  return {64, 0.05, "sgd"};  // cnn
+}
+
+std::unique_ptr<nn::optim::Optimizer> make_optimizer(const std::string& name,
+                                                     std::vector<Tensor> params, double lr) {
+  if (name == "sgd") return std::make_unique<nn::optim::SGD>(std::move(params), lr, 0.9);
+  if (name == "adam") return std::make_unique<nn::optim::Adam>(std::move(params), lr);
+  if (name == "adamw") {
+    return std::make_unique<nn::optim::AdamW>(std::move(params), lr, nn::optim::Betas{}, 1e-8,
+                                              0.01);
+  }
+  throw UsageError("--optimizer: expected sgd, adam or adamw, got '" + name + "'");
+}
+
+// Loss and the number of correct predictions for one batch.
+struct StepResult {
+  Tensor loss;
+  int64_t correct = 0;
+  int64_t count = 0;
+};
+
+StepResult forward_batch(nn::Module& model, const nn::data::Batch& b, Task task, bool count) {
+  StepResult r;
+  Tensor logits = model(b.input);
+  Tensor labels = b.target;
+  if (task == Task::next_char) {
+    const int64_t v = logits.size(-1);
+    logits = logits.reshape({-1, v});
+    labels = labels.reshape({-1});
+  }
+  r.loss = nn::cross_entropy(logits, labels);
+  if (count) {
+    NoGrad no_grad;
+    const std::vector<int64_t> pred = argmax(logits.detach(), 1).to_vector<int64_t>();
+    const std::vector<int64_t> truth = labels.to_vector<int64_t>();
+    for (size_t i = 0; i < pred.size(); ++i) r.correct += pred[i] == truth[i];
+    r.count = static_cast<int64_t>(pred.size());
+  }
+  return r;
+}
+
+struct Evaluation {
+  double loss = 0;
+  double accuracy = 0;
+  int64_t examples = 0;
+};
+
+// Mean loss and accuracy over the held-out set (at most `max_batches` batches), eval mode.
+Evaluation evaluate(nn::Module& model, const nn::data::Dataset& data, Task task, int64_t batch,
+                    int64_t max_batches) {
+  NoGrad no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  nn::data::DataLoader loader(data, batch, /*shuffle=*/task == Task::next_char, /*seed=*/7);
+  Evaluation e;
+  double loss_sum = 0;
+  int64_t correct = 0, batches = 0;
+  for (auto& b : loader) {
+    StepResult r = forward_batch(model, b, task, true);
+    loss_sum += r.loss.item<double>() * static_cast<double>(r.count);
+    correct += r.correct;
+    e.examples += r.count;
+    if (++batches >= max_batches) break;
+  }
+  model.train(was_training);
+  if (e.examples > 0) {
+    e.loss = loss_sum / static_cast<double>(e.examples);
+    e.accuracy = static_cast<double>(correct) / static_cast<double>(e.examples);
+  }
+  return e;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+profiler::TreeOptions tree_options(const nn::Module& model) {
+  profiler::TreeOptions t;
+  for (const auto& [path, m] : model.named_modules()) {
+    const std::string full = path.empty() ? model.name() : model.name() + "." + path;
+    t.modules[full] = profiler::ModuleInfo{m->type_name(), m->parameter_count()};
+  }
+  return t;
+}
+
+}  // namespace
+
+int run_train(const TrainOptions& o) {
+  if (o.threads > 0) set_threads(o.threads);
+  load_kernel_env();
+  apply_kernel_flags(o.kernels);
+  const bool profiling = o.profile || !o.trace_path.empty() || !o.json_path.empty();
+  if (!o.trace_path.empty()) check_writable(o.trace_path, "trace");
+  if (!o.json_path.empty()) check_writable(o.json_path, "json");
+  if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint");
+
+  manual_seed(o.seed);
+  const Defaults def = defaults_for(o.model);
+  const int64_t batch = o.batch > 0 ? o.batch : def.batch;
+  const double lr = o.lr > 0 ? o.lr : def.lr;
+  const std::string opt_name = o.optimizer.empty() ? def.optimizer : o.optimizer;
+
+  // Data first: the model's input and output sizes follow from it.
+  nn::ModelOptions mo;
+  if (is_gpt(o.model)) mo.block_size = o.block_size > 0 ? o.block_size : 64;
+  TrainData data = load_train_data(o.data, o.model, mo.block_size > 0 ? mo.block_size : 64, o.seed);
+  const nn::data::ExampleSpec spec = data.train->spec();
+  if (data.task == Task::next_char) {
+    if (!is_gpt(o.model)) {
+      throw UsageError("model '" + o.model + "' classifies images; text data needs a transformer");
+    }
+    mo.vocab = data.num_classes;
+  } else {
+    if (is_gpt(o.model)) {
+      throw UsageError("model '" + o.model + "' reads text; use --data text or a text file");
+    }
+    mo.num_classes = data.num_classes;
+    if (spec.input_shape.size() == 3) {
+      mo.in_channels = spec.input_shape[0];
+      mo.image_size = spec.input_shape[1];
+    } else if (o.model != "mlp") {
+      throw UsageError("model '" + o.model + "' needs images; " + data.name + " has inputs " +
+                       spec.input_shape.str() + " (use the mlp)");
+    } else {
+      // Flat inputs (spiral points): the MLP's input width is channels x 1 x 1.
+      mo.in_channels = spec.input_shape.numel();
+      mo.image_size = 1;
+    }
+  }
+  std::shared_ptr<nn::Module> model = nn::make_model(o.model, mo);
+  if (!o.load_path.empty()) nn::load_safetensors(*model, o.load_path);
+  auto opt = make_optimizer(opt_name, model->parameters(), lr);
+
+  const int64_t per_epoch = std::max<int64_t>(1, data.train->size() / batch);
+  const int64_t steps = o.steps > 0 ? o.steps : per_epoch * std::max(o.epochs, 1);
+  std::printf(
+      "training %s (%lld parameters) on %s: %lld examples, batch %lld, %s lr %g, %lld steps, %d "
+      "thread%s\n",
+      o.model.c_str(), static_cast<long long>(model->parameter_count()), data.name.c_str(),
+      static_cast<long long>(data.train->size()), static_cast<long long>(batch), opt_name.c_str(),
+      lr, static_cast<long long>(steps), max_threads(), max_threads() == 1 ? "" : "s");
+  if (const std::string k = kernel_summary(); !k.empty()) std::printf("kernels: %s\n", k.c_str());
+
+  nn::data::DataLoader loader(*data.train, batch, /*shuffle=*/true, o.seed, /*drop_last=*/true,
+                              /*prefetch=*/o.prefetch);
+  const int64_t window_begin = std::min<int64_t>(o.profile_warmup, std::max<int64_t>(steps - 1, 0));
+  const int64_t window_end = std::min<int64_t>(steps, window_begin + o.profile_steps);
+  std::unique_ptr<profiler::Session> session;
+  profiler::Profile profile;
+
+  std::vector<double> step_ms;
+  step_ms.reserve(static_cast<size_t>(steps));
+  double last_loss = 0, window_loss = 0;
+  int64_t window_correct = 0, window_count = 0;
+  const int64_t report_every = std::max<int64_t>(1, steps / 10);
+  const auto t_start = std::chrono::steady_clock::now();
+  int64_t samples = 0;
+  for (int64_t step = 0; step < steps; ++step) {
+    if (profiling && step == window_begin) session = std::make_unique<profiler::Session>();
+    std::optional<nn::data::Batch> b = loader.next();
+    if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
+    const int64_t t0 = profiler::now_ns();
+    StepResult r = forward_batch(*model, *b, data.task, true);
+    r.loss.backward();
+    opt->step();
+    opt->zero_grad();
+    step_ms.push_back(static_cast<double>(profiler::now_ns() - t0) / 1e6);
+    if (session && step + 1 == window_end) profile = session->stop(), session.reset();
+
+    last_loss = r.loss.item<double>();
+    window_loss += last_loss;
+    window_correct += r.correct;
+    window_count += r.count;
+    samples += b->size();
+    if ((step + 1) % report_every == 0 || step + 1 == steps) {
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+      const int64_t n = (step % report_every) + 1;
+      std::printf("step %*lld/%lld  loss %.4f  accuracy %5.1f%%  %.0f samples/s\n",
+                  static_cast<int>(std::to_string(steps).size()), static_cast<long long>(step + 1),
+                  static_cast<long long>(steps), window_loss / static_cast<double>(n),
+                  100.0 * static_cast<double>(window_correct) /
+                      static_cast<double>(std::max<int64_t>(window_count, 1)),
+                  static_cast<double>(samples) / std::max(secs, 1e-9));
+      std::fflush(stdout);
+      window_loss = 0;
+      window_correct = window_count = 0;
+    }
+  }
+  loader.stop();
+
+  const Evaluation ev = evaluate(*model, *data.test, data.task, batch, o.eval_batches);
+  const double med = median(step_ms);
+  const double lo = step_ms.empty() ? 0 : *std::min_element(step_ms.begin(), step_ms.end());
+  const double hi = step_ms.empty() ? 0 : *std::max_element(step_ms.begin(), step_ms.end());
+  std::printf("step time: median %.3f ms (min %.3f, max %.3f) over %zu steps\n", med, lo, hi,
+              step_ms.size());
+  if (data.task == Task::next_char) {
+    std::printf(
+        "validation: loss %.4f nats/char over %lld characters (unigram entropy of the text: "
+        "%.4f)\n",
+        ev.loss, static_cast<long long>(ev.examples), data.unigram_entropy_nats);
+    if (auto* gpt = dynamic_cast<nn::GPT*>(model.get())) {
+      const std::vector<int64_t> prompt = data.text->encode("\n");
+      const std::vector<int64_t> out = gpt->generate(prompt, 200, 0.8, 0, o.seed);
+      std::printf("sample:\n%s\n", data.text->decode(out).c_str());
+    }
+  } else {
+    std::printf("test: accuracy %.2f%%, loss %.4f over %lld examples\n", 100.0 * ev.accuracy,
+                ev.loss, static_cast<long long>(ev.examples));
+  }
+
+  if (!o.save_path.empty()) {
+    nn::save_safetensors(*model, o.save_path);
+    std::printf("saved weights to %s\n", o.save_path.c_str());
+  }
+  if (!profiling) return 0;
+  if (session) profile = session->stop(), session.reset();
+  std::printf("\nprofile of steps %lld-%lld:\n", static_cast<long long>(window_begin + 1),
+              static_cast<long long>(window_end));
+  profiler::TableOptions table;
+  table.max_rows = o.rows;
+  std::fputs(profiler::format_table(profile, table).c_str(), stdout);
+  std::fputs("\n", stdout);
+  std::fputs(profiler::format_tree(profile, tree_options(*model)).c_str(), stdout);
+  if (!o.trace_path.empty()) {
+    profiler::write_text_file(o.trace_path, profiler::trace_json(profile));
+    std::printf(
+        "wrote %s  (timeline: open https://ui.perfetto.dev or chrome://tracing and load it)\n",
+        o.trace_path.c_str());
+  }
+  if (!o.json_path.empty()) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(profiler::profile_json(profile));
+    j["train"] = {
+        {"model", o.model},
+        {"data", data.name},
+        {"batch", batch},
+        {"threads", max_threads()},
+        {"optimizer", opt_name},
+        {"lr", lr},
+        {"steps", steps},
+        {"profiled_steps", {window_begin + 1, window_end}},
+        {"step_ms", {{"median", med}, {"min", lo}, {"max", hi}}},
+        {"final_loss", last_loss},
+        {"test_loss", ev.loss},
+        {"test_accuracy", data.task == Task::classify ? nlohmann::ordered_json(ev.accuracy)
+                                                      : nlohmann::ordered_json()},
+        {"unigram_entropy_nats", data.task == Task::next_char
+                                     ? nlohmann::ordered_json(data.unigram_entropy_nats)
+                                     : nlohmann::ordered_json()}};
+    profiler::write_text_file(o.json_path, j.dump(2) + "\n");
+    std::printf("wrote %s\n", o.json_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace prism::cli
