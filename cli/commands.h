@@ -25,12 +25,11 @@ std::string version_text();
 // `prism ops`: every registered op, its cost formula and its kernel variants.
 int run_ops();
 
-// `prism demo`: trains an MLP on a spiral under the profiler and writes the reports.
+// `prism demo`: trains the CNN for a short run under the profiler and writes the reports.
 struct DemoOptions {
-  int steps = 500;
+  int steps = 300;
   int threads = 0;  // 0: PRISM_THREADS, else the OpenMP default
   uint64_t seed = 42;
-  double lr = 1.0;
   std::vector<std::string> kernels;  // "op=variant" (or comma-separated lists of them)
   std::string trace_path = "trace.json";
   std::string json_path = "profile.json";

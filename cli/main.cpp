@@ -3,7 +3,9 @@
 //
 //   prism --version            how this binary was built
 //   prism ops                  the kernel registry: ops, variants, cost formulas
-//   prism demo [options]       train an MLP on a spiral under the profiler
+//   prism demo [options]       train the CNN briefly under the profiler
+//   prism train MODEL [...]    train a zoo model on a data set
+//   prism summary MODEL        per-module shapes, params and costs (meta device)
 //
 // `prism` with no command prints the help on stderr and exits 2 (no command was given: a usage
 // error, so scripts notice); `prism --help` prints it on stdout and exits 0.
@@ -65,18 +67,14 @@ CLI::Validator positive_number() {
 }
 
 void add_demo_options(CLI::App& cmd, DemoOptions& o) {
-  cmd.add_option("--steps", o.steps,
-                 "training steps (full-batch SGD), 1 to 20000 (every op of every step is recorded)")
-      ->check(whole_number(1, 20'000))
+  cmd.add_option("--steps", o.steps, "training steps (batches of 64), 1 to 100000")
+      ->check(whole_number(1, 100'000))
       ->capture_default_str();
   cmd.add_option("--threads", o.threads,
                  "OpenMP threads, 1 to 1024 (default: PRISM_THREADS, else all cores)")
       ->check(whole_number(1, 1024));
   cmd.add_option("--seed", o.seed, "seed for the data set and the initial weights")
       ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_option("--lr", o.lr, "SGD learning rate (> 0)")
-      ->check(positive_number())
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernels,
                  "run a kernel variant for an op, e.g. matmul=naive (repeat the flag for more "
@@ -173,7 +171,7 @@ int run(int argc, char** argv) {
   DemoOptions demo_opts;
   CLI::App* demo = app.add_subcommand(
       "demo",
-      "train a small MLP on a spiral under the profiler; print the op table, write a trace");
+      "train the CNN briefly under the profiler; print the op table and module tree, write a trace");
   add_demo_options(*demo, demo_opts);
   prism::cli::TrainOptions train_opts;
   CLI::App* train = app.add_subcommand(

@@ -35,4 +35,82 @@ Cost softmax_backward(int64_t numel, int64_t elem_size) {
 
 Cost copy(int64_t numel, int64_t elem_size) { return {0, 0, 2 * numel * elem_size}; }
 
+Cost sgd_update(int64_t numel, int64_t elem_size, bool weight_decay, bool momentum, bool nesterov) {
+  const int64_t flops = 2 + (weight_decay ? 2 : 0) + (momentum ? 2 : 0) + (nesterov ? 2 : 0);
+  const int64_t accesses = momentum ? 5 : 3;
+  return {flops * numel, 0, accesses * numel * elem_size};
+}
+
+Cost adam_update(int64_t numel, int64_t elem_size, bool weight_decay, bool decoupled) {
+  const int64_t flops = 13 + (weight_decay ? (decoupled ? 1 : 2) : 0);
+  return {flops * numel, 0, 7 * numel * elem_size};
+}
+
+int64_t window_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding) {
+  return (in + 2 * padding - kernel) / stride + 1;
+}
+
+namespace {
+
+// N O Ho Wo C kh kw: the multiply-adds of one conv2d (and of each of its gradients).
+int64_t conv2d_macs(const Dims& x, const Dims& weight, int64_t stride, int64_t padding) {
+  const int64_t ho = window_out_size(x[2], weight[2], stride, padding);
+  const int64_t wo = window_out_size(x[3], weight[3], stride, padding);
+  return x[0] * weight[0] * ho * wo * weight[1] * weight[2] * weight[3];
+}
+
+int64_t conv2d_out_numel(const Dims& x, const Dims& weight, int64_t stride, int64_t padding) {
+  return x[0] * weight[0] * window_out_size(x[2], weight[2], stride, padding) *
+         window_out_size(x[3], weight[3], stride, padding);
+}
+
+int64_t pool2d_out_numel(const Dims& x, int64_t kernel, int64_t stride, int64_t padding) {
+  return x[0] * x[1] * window_out_size(x[2], kernel, stride, padding) *
+         window_out_size(x[3], kernel, stride, padding);
+}
+
+}  // namespace
+
+Cost conv2d(const Dims& x, const Dims& weight, bool has_bias, int64_t stride, int64_t padding,
+            int64_t elem_size) {
+  const int64_t macs = conv2d_macs(x, weight, stride, padding);
+  const int64_t out = conv2d_out_numel(x, weight, stride, padding);
+  const int64_t bias = has_bias ? weight[0] : 0;
+  return {2 * macs + (has_bias ? out : 0), macs,
+          (x.numel() + weight.numel() + bias + out) * elem_size};
+}
+
+Cost conv2d_backward_input(const Dims& x, const Dims& weight, int64_t stride, int64_t padding,
+                           int64_t elem_size) {
+  const int64_t macs = conv2d_macs(x, weight, stride, padding);
+  const int64_t dy = conv2d_out_numel(x, weight, stride, padding);
+  return {2 * macs, macs, (dy + weight.numel() + x.numel()) * elem_size};
+}
+
+Cost conv2d_backward_weight(const Dims& x, const Dims& weight, int64_t stride, int64_t padding,
+                            int64_t elem_size) {
+  const int64_t macs = conv2d_macs(x, weight, stride, padding);
+  const int64_t dy = conv2d_out_numel(x, weight, stride, padding);
+  return {2 * macs, macs, (dy + x.numel() + weight.numel()) * elem_size};
+}
+
+Cost pool2d(const Dims& x, int64_t kernel, int64_t stride, int64_t padding, bool with_index,
+            int64_t elem_size) {
+  const int64_t out = pool2d_out_numel(x, kernel, stride, padding);
+  return {out * kernel * kernel, 0,
+          x.numel() * elem_size + out * (elem_size + (with_index ? 8 : 0))};
+}
+
+Cost max_pool2d_backward(const Dims& x, int64_t kernel, int64_t stride, int64_t padding,
+                         int64_t elem_size) {
+  const int64_t dy = pool2d_out_numel(x, kernel, stride, padding);
+  return {dy, 0, dy * (elem_size + 8) + x.numel() * elem_size};
+}
+
+Cost avg_pool2d_backward(const Dims& x, int64_t kernel, int64_t stride, int64_t padding,
+                         int64_t elem_size) {
+  const int64_t dy = pool2d_out_numel(x, kernel, stride, padding);
+  return {dy * kernel * kernel, 0, (dy + x.numel()) * elem_size};
+}
+
 }  // namespace prism::costs

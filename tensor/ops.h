@@ -13,6 +13,8 @@
 namespace prism {
 
 // ---- factories (tensor/factories.cpp) ---------------------------------------------------------
+// New tensors go on default_device() (tensor/storage.h): the cpu unless a DefaultDevice guard
+// says otherwise; the *_like factories follow their argument's device.
 Tensor empty(const Dims& shape, DType dtype = DType::f32);
 Tensor zeros(const Dims& shape, DType dtype = DType::f32);
 Tensor ones(const Dims& shape, DType dtype = DType::f32);

@@ -16,5 +16,9 @@ void register_matmul_eigen(Registry& r);
 void register_softmax_naive(Registry& r);
 void register_softmax_eigen(Registry& r);
 void register_index(Registry& r);
+void register_conv_naive(Registry& r);
+void register_conv_im2col(Registry& r);
+void register_pool_naive(Registry& r);
+void register_optim_naive(Registry& r);
 
 }  // namespace prism::kernels::cpu

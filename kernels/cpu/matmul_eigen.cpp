@@ -2,10 +2,11 @@
 //
 // Eigen packs panels of A and B into cache-sized blocks and runs a SIMD register-blocked
 // microkernel: the yardstick for our own optimized kernel. It uses OpenMP threads when the
-// build has OpenMP (Eigen reads omp_get_max_threads()).
+// build has OpenMP and the product is large enough to pay for them (eigen_threads.h).
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C.
 #include <Eigen/Core>
 
+#include "kernels/cpu/eigen_threads.h"
 #include "kernels/cpu/kernel_list.h"
 
 namespace prism::kernels::cpu {
@@ -17,6 +18,7 @@ using DynStride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
 
 template <class T>
 void matmul_eigen(const MatmulArgs<T>& a) {
+  eigen_threads_for(a.m * a.n * a.k);
   for (int64_t b = 0; b < a.batch; ++b) {
     // A row-major Map's outer stride is the row stride, its inner stride the column stride.
     Eigen::Map<const RowMajor<T>, 0, DynStride> A(a.a + b * a.a_bs, a.m, a.k,

@@ -1,5 +1,6 @@
-// `prism demo`: it trains (the loss falls), prints the op table, and writes a trace and a JSON
-// profile that parse back; kernel choices show up in the profile.
+// `prism demo` (the CNN, briefly, under the profiler): it trains (the loss falls), prints the
+// op table and the module tree, and writes a trace and a JSON profile that parse back; kernel
+// choices show up in the profile.
 #include <regex>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,11 @@ TEST_CASE("prism demo trains, prints the op table and writes trace.json and prof
   CHECK(contains(r.out, "1 thread"));
   CHECK(contains(r.out, "trace.json"));
   CHECK(contains(r.out, "ui.perfetto.dev"));
+  // The module tree: the CNN's layers, with their parameter counts.
+  CHECK(contains(r.out, "prism module tree"));
+  CHECK(contains(r.out, "conv1"));
+  CHECK(contains(r.out, "Conv2d"));
+  CHECK(contains(r.out, "4640"));
 
   const json profile = parse_file(dir / "profile.json");
   CHECK(profile.at("meta").at("threads") == 1);
@@ -96,21 +102,6 @@ TEST_CASE("prism demo trains, prints the op table and writes trace.json and prof
   }
   CHECK(complete > 0);
   CHECK(matmul_events > 0);
-}
-
-TEST_CASE("prism demo reaches high accuracy with its defaults") {
-  TempDir dir;
-  const RunResult r = run_prism("demo", dir.path());
-  REQUIRE(r.exited);
-  REQUIRE(r.code == 0);
-  const std::regex acc(R"(accuracy\s+([0-9.]+)%)");
-  std::vector<double> accs;
-  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), acc);
-       it != std::sregex_iterator(); ++it) {
-    accs.push_back(std::stod((*it)[1].str()));
-  }
-  REQUIRE(!accs.empty());
-  CHECK(accs.back() > 90.0);
 }
 
 TEST_CASE("prism demo --trace and --json choose the output paths") {

@@ -192,6 +192,43 @@ std::map<std::string, std::vector<Driver>> drivers() {
                            in[0], [&](const Tensor& x) { return index_select(x, 1, in[1]); },
                            ones({7, 53, 29}, in[0].dtype()));
                      }}};
+  // conv2d and its gradients: odd sizes, padding and stride 2, a 1x1 kernel (im2col's
+  // no-unfold path), a strided input (copied by the front end).
+  struct ConvShape {
+    Shape x, w;
+    int stride, padding;
+  };
+  for (const ConvShape& cs : {ConvShape{{2, 3, 13, 11}, {5, 3, 3, 3}, 1, 1},
+                              ConvShape{{3, 2, 11, 13}, {4, 2, 5, 3}, 2, 2},
+                              ConvShape{{2, 5, 7, 9}, {3, 5, 1, 1}, 1, 0}}) {
+    auto make = [cs](DType dt, ref::Rng& rng, bool strided) {
+      return std::vector<Tensor>{input(cs.x, strided, dt, rng), input(cs.w, false, dt, rng),
+                                 input({cs.w[0]}, false, dt, rng)};
+    };
+    const int s = cs.stride, p = cs.padding;
+    auto conv = [s, p](const Tensor& x, const Tensor& w, const Tensor& b) {
+      return conv2d(x, w, b, s, p);
+    };
+    d["conv2d"].push_back(
+        {make, [conv](const std::vector<Tensor>& in) { return conv(in[0], in[1], in[2]); }});
+    // The gradients, driven by backward() with the same random output gradient each time.
+    auto grad_like = [](const Tensor& y) {
+      ref::Rng grng(77);
+      return ref::to_tensor(ref::random(y.shape().vec(), grng), y.dtype());
+    };
+    d["conv2d_backward_input"].push_back(
+        {make, [conv, grad_like](const std::vector<Tensor>& in) {
+           Tensor y = conv(in[0], in[1], in[2]);
+           return grad_of_input(
+               in[0], [&](const Tensor& x) { return conv(x, in[1], in[2]); }, grad_like(y));
+         }});
+    d["conv2d_backward_weight"].push_back(
+        {make, [conv, grad_like](const std::vector<Tensor>& in) {
+           Tensor y = conv(in[0], in[1], in[2]);
+           return grad_of_input(
+               in[1], [&](const Tensor& w) { return conv(in[0], w, in[2]); }, grad_like(y));
+         }});
+  }
   return d;
 }
 

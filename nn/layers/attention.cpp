@@ -1,0 +1,73 @@
+#include "nn/layers/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "tensor/ops.h"
+
+namespace prism::nn {
+
+MultiHeadAttention::MultiHeadAttention(int64_t d_model, int64_t heads, bool causal)
+    : d_model_(d_model),
+      heads_(heads),
+      head_dim_(heads > 0 ? d_model / heads : 0),
+      causal_(causal) {
+  if (d_model <= 0 || heads <= 0 || d_model % heads != 0) {
+    throw Error("MultiHeadAttention: d_model (" + std::to_string(d_model) +
+                ") must be a positive multiple of heads (" + std::to_string(heads) + ")");
+  }
+  qkv = register_module("qkv", std::make_shared<Linear>(d_model, 3 * d_model));
+  proj = register_module("proj", std::make_shared<Linear>(d_model, d_model));
+}
+
+const Tensor& MultiHeadAttention::causal_mask(int64_t t, DType dtype, Device device) {
+  if (mask_.defined() && mask_.size(0) == t && mask_.dtype() == dtype && mask_.device() == device) {
+    return mask_;
+  }
+  // M[i][j] = -inf above the diagonal (j > i), 0 elsewhere, made in the input's dtype.
+  auto build = [t](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> m(static_cast<size_t>(t * t), zero);
+    for (int64_t i = 0; i < t; ++i) {
+      for (int64_t j = i + 1; j < t; ++j) {
+        m[static_cast<size_t>(i * t + j)] = -std::numeric_limits<T>::infinity();
+      }
+    }
+    return from_vector(m, {t, t});
+  };
+  if (dtype == DType::i64) throw Error("MultiHeadAttention: needs a float input");
+  mask_ = dtype == DType::f32 ? build(0.0f) : build(0.0);
+  return mask_;
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& input) {
+  const bool batched = input.dim() == 3;
+  if (!(input.dim() == 3 || input.dim() == 2) || input.size(-1) != d_model_) {
+    throw Error("MultiHeadAttention(" + extra_repr() + "): input " + input.shape().str() +
+                " must be [B, T, " + std::to_string(d_model_) + "] or [T, " +
+                std::to_string(d_model_) + "]");
+  }
+  const Tensor x = batched ? input : input.unsqueeze(0);
+  const int64_t b = x.size(0), t = x.size(1), h = heads_, d = head_dim_;
+
+  // [B, T, 3D] -> [B, T, 3, H, d] -> [3, B, H, T, d]: q, k, v are views of one buffer.
+  Tensor parts = (*qkv)(x).view({b, t, 3, h, d}).permute({2, 0, 3, 1, 4});
+  Tensor q = parts.select(0, 0);
+  Tensor k = parts.select(0, 1);
+  Tensor v = parts.select(0, 2);
+
+  Tensor scores = matmul(q, k.transpose(2, 3)) * (1.0 / std::sqrt(static_cast<double>(d)));
+  if (causal_) scores = scores + causal_mask(t, scores.dtype(), scores.device());
+  Tensor attn = softmax(scores, -1);
+  Tensor out = matmul(attn, v);                               // [B, H, T, d]
+  out = out.permute({0, 2, 1, 3}).reshape({b, t, d_model_});  // [B, T, D]: one copy
+  Tensor y = (*proj)(out);
+  return batched ? y : y.squeeze(0);
+}
+
+std::string MultiHeadAttention::extra_repr() const {
+  return "d_model=" + std::to_string(d_model_) + ", heads=" + std::to_string(heads_) +
+         ", causal=" + (causal_ ? "true" : "false");
+}
+
+}  // namespace prism::nn

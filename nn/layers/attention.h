@@ -1,0 +1,42 @@
+// Multi-head self-attention (Vaswani et al., 2017), composed from matmul, softmax and views.
+//
+// x [B, T, D] (or [T, D]), H heads of size d = D / H:
+//   qkv = x Wqkv^T + bqkv                    one fused Linear D -> 3D (one matmul, not three)
+//   q, k, v = split(qkv) -> [B, H, T, d]     reshape [B, T, 3, H, d] + permute: views
+//   S = q k^T / sqrt(d)                      [B, H, T, T]; 1/sqrt(d) keeps the logits' variance
+//                                            near 1 whatever d is, so softmax does not saturate
+//   S = S + M    (causal only)               M[i][j] = -inf for j > i, else 0: token i sees
+//                                            tokens 0..i; exp(-inf) = 0 in the softmax
+//   A = softmax(S, over j)
+//   o = A v -> [B, T, H, d] -> [B, T, D]     heads side by side again
+//   y = o Wproj^T + bproj                    Linear D -> D
+//
+// Cost: 2*B*T*D*3D (qkv) + 2*B*H*T*T*d * 2 (scores and A v) + 2*B*T*D*D (proj) FLOPs; the
+// T x T score matrix per head is the memory that flash attention avoids materialising.
+// Children: "qkv" and "proj" (Linear). Parameters: 4*D*D + 4*D.
+#pragma once
+
+#include "nn/layers/linear.h"
+
+namespace prism::nn {
+
+class MultiHeadAttention : public Module {
+ public:
+  MultiHeadAttention(int64_t d_model, int64_t heads, bool causal = false);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "MultiHeadAttention"; }
+  std::string extra_repr() const override;
+
+  std::shared_ptr<Linear> qkv;   // D -> 3D
+  std::shared_ptr<Linear> proj;  // D -> D
+
+ private:
+  // The additive causal mask [T, T] for this dtype and device, built once per size.
+  const Tensor& causal_mask(int64_t t, DType dtype, Device device);
+
+  int64_t d_model_, heads_, head_dim_;
+  bool causal_;
+  Tensor mask_;
+};
+
+}  // namespace prism::nn

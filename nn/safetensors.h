@@ -1,0 +1,46 @@
+// Saving and loading a module's weights in the safetensors format (Hugging Face), so a
+// checkpoint is a plain, documented file that other tools can read and that cannot run code.
+//
+// Layout:
+//   8 bytes     N, the header length, unsigned little-endian
+//   N bytes     JSON: {"<name>": {"dtype": "F32" | "F64" | "I64", "shape": [...],
+//                                 "data_offsets": [begin, end]}, ...,
+//                      "__metadata__": {"<key>": "<string value>", ...}}
+//               padded with spaces so the data starts at a multiple of 8 bytes
+//   the rest    the tensors' raw bytes, row-major, little-endian; offsets are relative to the
+//               start of this section, and end - begin = numel * itemsize
+//
+// The names are the module's dotted named_state() names ("fc1.weight", "bn.running_mean").
+//
+// load_safetensors checks the whole file before it changes anything: the file opens, the
+// header length fits in the file, the header is JSON of the shape above, every tensor of the
+// module is there with the same shape and dtype, and its offsets lie inside the data and agree
+// with its shape and dtype. Any problem throws prism::Error naming the file and the tensor,
+// and the module's weights are left exactly as they were. Tensors in the file that the module
+// does not have are an error too, unless strict is false.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "nn/module.h"
+
+namespace prism::nn {
+
+using Metadata = std::map<std::string, std::string>;
+
+// Writes `tensors` (cpu, any layout) to `path`. The file is written to "<path>.tmp" and then
+// renamed over `path`, so a failed save never leaves a half-written checkpoint behind.
+void save_safetensors(const NamedTensors& tensors, const std::string& path,
+                      const Metadata& metadata = {});
+// Writes module.named_state() (parameters and buffers).
+void save_safetensors(const Module& module, const std::string& path, const Metadata& metadata = {});
+
+// Loads values into module.named_state(), in place of the handles (an optimizer holding the
+// parameters sees the loaded values).
+void load_safetensors(Module& module, const std::string& path, bool strict = true);
+
+// Reads every tensor of a file, fully validated, as new cpu tensors in file order.
+NamedTensors read_safetensors(const std::string& path, Metadata* metadata = nullptr);
+
+}  // namespace prism::nn

@@ -1,0 +1,119 @@
+// `prism train` and `prism summary`: training reaches an accuracy, writes its JSON train block,
+// saves and loads weights; summaries give the well-known counts; bad input is a clear error.
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+
+using namespace prism::cli_test;
+using nlohmann::json;
+
+namespace {
+
+double last_match(const std::string& out, const std::regex& re) {
+  double v = -1;
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), re); it != std::sregex_iterator();
+       ++it) {
+    v = std::stod((*it)[1].str());
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("prism train mlp on spirals reaches a high test accuracy") {
+  TempDir dir;
+  const RunResult r = run_prism("train mlp --data spirals --steps 300 --threads 1", dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.exited);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "samples/s"));
+  const double acc = last_match(r.out, std::regex(R"(test: accuracy ([0-9.]+)%)"));
+  CHECK(acc > 90.0);
+}
+
+TEST_CASE("prism train --json writes the profile and a train block") {
+  TempDir dir;
+  const RunResult r = run_prism(
+      "train cnn --data shapes --steps 12 --threads 1 --json p.json --profile-steps 3", dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.code == 0);
+  const json j = json::parse(read_file(dir / "p.json"));
+  const json& t = j.at("train");
+  CHECK(t.at("model") == "cnn");
+  CHECK(t.at("batch") == 64);
+  CHECK(t.at("threads") == 1);
+  CHECK(t.at("steps") == 12);
+  CHECK(t.at("step_ms").at("median").get<double>() > 0);
+  CHECK(t.at("step_ms").at("min").get<double>() <= t.at("step_ms").at("median").get<double>());
+  CHECK(t.at("step_ms").at("max").get<double>() >= t.at("step_ms").at("median").get<double>());
+  CHECK(t.at("test_accuracy").get<double>() >= 0);
+  CHECK(t.at("final_loss").get<double>() > 0);
+  CHECK(j.at("ops").is_array());
+  CHECK(j.at("meta").at("threads") == 1);
+  CHECK(contains(r.out, "prism module tree"));
+}
+
+TEST_CASE("prism train saves weights that a later run loads") {
+  TempDir dir;
+  const RunResult a = run_prism("train mlp --data spirals --steps 20 --save w.safetensors", dir.path());
+  INFO(a.out, a.err);
+  REQUIRE(a.code == 0);
+  REQUIRE(fs::exists(dir / "w.safetensors"));
+  const RunResult b = run_prism("train mlp --data spirals --steps 1 --load w.safetensors", dir.path());
+  CHECK(b.code == 0);
+  // A checkpoint of another model is refused with a message naming the file.
+  const RunResult c = run_prism("train cnn --data shapes --steps 1 --load w.safetensors", dir.path());
+  CHECK(c.code == 1);
+  CHECK(contains(c.err, "w.safetensors"));
+}
+
+TEST_CASE("prism train transformer on text reports validation loss and a sample") {
+  TempDir dir;
+  const RunResult r = run_prism("train transformer --steps 8 --batch 4 --block 16", dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "validation: loss"));
+  CHECK(contains(r.out, "unigram entropy"));
+  CHECK(contains(r.out, "sample:"));
+}
+
+TEST_CASE("prism train rejects bad models, data and mismatches") {
+  TempDir dir;
+  const RunResult unknown = run_prism("train nosuchmodel --steps 1", dir.path());
+  CHECK(unknown.code == 1);
+  CHECK(contains(unknown.err, "resnet18"));  // the error lists the models
+  const RunResult nodata = run_prism("train mlp --data no/such/place --steps 1", dir.path());
+  CHECK(nodata.code == 1);
+  CHECK(contains(nodata.err, "no/such/place"));
+  const RunResult mismatch = run_prism("train cnn --data text --steps 1", dir.path());
+  CHECK(mismatch.code == 2);
+  const RunResult missing = run_prism("train", dir.path());
+  CHECK(missing.code == 2);
+  const RunResult badopt = run_prism("train mlp --optimizer rmsprop", dir.path());
+  CHECK(badopt.code == 2);
+}
+
+TEST_CASE("prism summary gives the well-known parameter and MAC counts quickly") {
+  TempDir dir;
+  const RunResult r = run_prism("summary resnet50 --depth 1", dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "25,557,032"));
+  CHECK(contains(r.out, "4,089,184,256 MACs"));
+  const double secs = last_match(r.out, std::regex(R"(summary computed in ([0-9.]+) s)"));
+  CHECK(secs >= 0);
+  const RunResult cnn = run_prism("summary cnn", dir.path());
+  REQUIRE(cnn.code == 0);
+  CHECK(contains(cnn.out, "[1,16,26,26]"));  // conv1's output shape
+  CHECK(contains(cnn.out, "12,810"));
+  const RunResult custom = run_prism("summary resnet18 --input 2x3x64x64", dir.path());
+  REQUIRE(custom.code == 0);
+  CHECK(contains(custom.out, "[2,3,64,64]"));
+  const RunResult bad = run_prism("summary resnet18 --input 2xbig", dir.path());
+  CHECK(bad.code == 2);
+  const RunResult wrong = run_prism("summary resnet18 --input 1x5x32x32", dir.path());
+  CHECK(wrong.code == 1);  // 5 channels into a 3-channel model: a shape error, not a crash
+  CHECK(contains(wrong.err, "[1,5,32,32]"));
+}
