@@ -11,6 +11,8 @@
 // The price is memory: cols_n holds each input element up to kh kw times (K P elements; the
 // tensor layer allocates it once per call as a temporary buffer, so the profile shows it).
 // A 1x1 kernel with stride 1 and no padding needs no unfold at all: cols_n is x_n itself.
+// Images run one after the other; each product gets Eigen's threads only when it is large
+// enough to pay for them (eigen_threads.h), which LeNet-sized images are not.
 //
 // Unfold and fold walk rows of `cols` contiguously; for each (c, p, q) row the range of output
 // columns j that land inside the input is computed once, so the inner loop is a plain copy
@@ -28,6 +30,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/eigen_threads.h"
 #include "kernels/cpu/kernel_list.h"
 
 namespace prism::kernels::cpu {
@@ -126,6 +129,7 @@ T* scratch(const Conv2dArgs<T>& a, std::vector<T>& own) {
 template <class T>
 void conv2d_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
+  eigen_threads_for(a.o * K * P);  // one image's product: threads only if it is large
   std::vector<T> own;
   T* ws = is_pointwise(a) ? nullptr : scratch(a, own);
   Eigen::Map<const RowMajor<T>> W(a.weight, a.o, K);
@@ -153,6 +157,7 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
     std::fill(a.out, a.out + a.n * image, T(0));
     return;
   }
+  eigen_threads_for(a.o * K * P);
   std::vector<T> own;
   const bool pointwise = is_pointwise(a);
   T* ws = pointwise ? nullptr : scratch(a, own);
@@ -173,6 +178,7 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
 template <class T>
 void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
+  eigen_threads_for(a.o * K * P);
   std::vector<T> own;
   T* ws = is_pointwise(a) ? nullptr : scratch(a, own);
   Eigen::Map<RowMajor<T>> DW(a.out, a.o, K);
