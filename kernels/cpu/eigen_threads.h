@@ -19,6 +19,8 @@ inline constexpr int64_t kParallelGemmMacs = int64_t{4} << 20;
 
 // Sets Eigen's thread count for a product of `macs` multiply-adds: 1 below the threshold, else
 // the OpenMP default (0 tells Eigen to ask OpenMP).
-inline void eigen_threads_for(int64_t macs) { Eigen::setNbThreads(macs >= kParallelGemmMacs ? 0 : 1); }
+inline void eigen_threads_for(int64_t macs) {
+  Eigen::setNbThreads(macs >= kParallelGemmMacs ? 0 : 1);
+}
 
 }  // namespace prism::kernels::cpu

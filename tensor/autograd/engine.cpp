@@ -61,9 +61,10 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
   Tensor grad = grad_in;
   if (!grad.defined()) {
     if (root.numel() != 1) {
-      throw Error("backward: a gradient can be created implicitly only for a one-element output; "
-                  "this output has shape " + root.shape().str() +
-                  ", so pass backward(grad) with a gradient of that shape");
+      throw Error(
+          "backward: a gradient can be created implicitly only for a one-element output; "
+          "this output has shape " +
+          root.shape().str() + ", so pass backward(grad) with a gradient of that shape");
     }
   } else if (!(grad.shape() == root.shape())) {
     throw Error("backward: gradient shape " + grad.shape().str() + " does not match output shape " +
@@ -122,6 +123,9 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
       profiler::ScopeRestore scope(n->scope());
       grads = n->apply(g);
     }
+    // Drop the incoming gradient now: an input gradient that is a view of it (a transpose's
+    // backward) is then the only holder of its buffer, and a leaf can keep it without a copy.
+    g = Tensor();
     if (!retain_graph) n->release();
     for (size_t i = 0; i < n->next().size(); ++i) {
       const Edge& e = n->next()[i];

@@ -71,8 +71,9 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
   const auto& kern = op_matmul.kernel(a.device(), a.dtype());
   Dims out_shape = batch_shape;
   out_shape.push_back(m), out_shape.push_back(n);
-  detail::OpRecordScope rec("matmul", kern.name.c_str(), a.device(), {&a0, &b0},
-                            [&] { return costs::matmul(a0.shape(), b0.shape(), a0.element_size()); });
+  detail::OpRecordScope rec("matmul", kern.name.c_str(), a.device(), {&a0, &b0}, [&] {
+    return costs::matmul(a0.shape(), b0.shape(), a0.element_size());
+  });
   int64_t abs = 0, bbs = 0;
   if (!batch_stride(a, abs)) a = a.contiguous(), batch_stride(a, abs);
   if (!batch_stride(b, bbs)) b = b.contiguous(), batch_stride(b, bbs);
@@ -82,8 +83,10 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
     if (k == 0) {
       // An empty sum is zero; kernels need not special-case it.
       for (int64_t i = 0; i < c.numel(); ++i) {
-        if (a.dtype() == DType::f32) c.data<float>()[i] = 0;
-        else c.data<double>()[i] = 0;
+        if (a.dtype() == DType::f32)
+          c.data<float>()[i] = 0;
+        else
+          c.data<double>()[i] = 0;
       }
     } else if (a.dtype() == DType::f32) {
       run_matmul<float>(kern, a, b, c, batch, abs, bbs);
@@ -92,6 +95,11 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
     }
   }
   return c;
+}
+
+// A 2-D view whose rows are adjacent in memory (a transposed contiguous matrix).
+bool is_transposed(const Tensor& t) {
+  return t.dim() == 2 && t.strides()[0] == 1 && t.strides()[1] != 1 && t.shape()[0] > 1;
 }
 
 }  // namespace
@@ -123,8 +131,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Tensor g = g0;
     if (b.dim() == 1) g = g.unsqueeze(-1);
     if (a.dim() == 1) g = g.unsqueeze(g.dim() == 1 ? 0 : -2);
-    gr.set(0, "matmul.dA", [&] { return sum_to(matmul(g, B.transpose(-1, -2)), A.shape()).reshape(a.shape()); });
-    gr.set(1, "matmul.dB", [&] { return sum_to(matmul(A.transpose(-1, -2), g), B.shape()).reshape(b.shape()); });
+    // A gradient is made in its operand's layout: for a transposed view (a Linear layer's
+    // weight.t()), dB = (g^T A)^T is computed as a contiguous g^T A and handed back transposed,
+    // so the transpose's own backward turns it into a plain contiguous gradient again and the
+    // leaf keeps it without a copy.
+    gr.set(0, "matmul.dA", [&] {
+      if (is_transposed(A) && A.dim() == 2 && g.dim() == 2)
+        return matmul(B, g.t()).t().reshape(a.shape());
+      return sum_to(matmul(g, B.transpose(-1, -2)), A.shape()).reshape(a.shape());
+    });
+    gr.set(1, "matmul.dB", [&] {
+      if (is_transposed(B) && B.dim() == 2 && g.dim() == 2)
+        return matmul(g.t(), A).t().reshape(b.shape());
+      return sum_to(matmul(A.transpose(-1, -2), g), B.shape()).reshape(b.shape());
+    });
   });
   return out;
 }
