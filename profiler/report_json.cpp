@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/memory.h"
+#include "profiler/meta_json.h"
 #include "profiler/reports.h"
 
 namespace prism::profiler {
@@ -63,16 +64,7 @@ json memory_json(const Recording& rec) {
 }  // namespace
 
 std::string profile_json(const Profile& p) {
-  const Meta& m = p.meta;
-  json meta{{"version", m.version},
-            {"threads", m.threads},
-            {"compiler", m.compiler},
-            {"flags", m.flags},
-            {"build_type", m.build_type},
-            {"clock", m.clock},
-            {"clock_resolution_ns", m.clock_resolution_ns},
-            {"overhead_ns_per_op", m.overhead_ns_per_op},
-            {"wall_ns", p.wall_ns()}};
+  json meta = meta_json(p);
 
   json ops = json::array();
   Cost total;

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/meta_json.h"
 #include "profiler/reports.h"
 
 namespace prism::profiler {
@@ -55,19 +56,6 @@ std::vector<Span> place_spans(const Recording& rec) {
     spans[i] = Span{ts, dur, ts + dur};
   }
   return spans;
-}
-
-json meta_json(const Profile& p) {
-  const Meta& m = p.meta;
-  return json{{"version", m.version},
-              {"threads", m.threads},
-              {"compiler", m.compiler},
-              {"flags", m.flags},
-              {"build_type", m.build_type},
-              {"clock", m.clock},
-              {"clock_resolution_ns", m.clock_resolution_ns},
-              {"overhead_ns_per_op", m.overhead_ns_per_op},
-              {"wall_ns", p.wall_ns()}};
 }
 
 json record_event(const OpRecord& r, const Span& s, const Recording& rec) {
