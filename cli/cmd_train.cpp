@@ -24,6 +24,7 @@
 #include "nn/models/gpt.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/adam.h"
+#include "nn/optim/lr_schedule.h"
 #include "nn/optim/sgd.h"
 #include "nn/safetensors.h"
 #include "profiler/clock.h"
@@ -190,13 +191,21 @@ int run_train(const TrainOptions& o) {
   const int64_t per_epoch = std::max<int64_t>(1, data.train->size() / batch);
   const int64_t steps = o.steps > 0 ? o.steps : per_epoch * std::max(o.epochs, 1);
   std::printf(
-      "training %s (%lld parameters) on %s: %lld examples, batch %lld, %s lr %g, %lld steps, %d "
-      "thread%s\n",
+      "training %s (%lld parameters) on %s: %lld examples, batch %lld, %s lr %g (schedule %s), "
+      "%lld steps, %d thread%s\n",
       o.model.c_str(), static_cast<long long>(model->parameter_count()), data.name.c_str(),
       static_cast<long long>(data.train->size()), static_cast<long long>(batch), opt_name.c_str(),
-      lr, static_cast<long long>(steps), max_threads(), max_threads() == 1 ? "" : "s");
+      lr, o.schedule.c_str(), static_cast<long long>(steps), max_threads(),
+      max_threads() == 1 ? "" : "s");
   if (const std::string k = kernel_summary(); !k.empty()) std::printf("kernels: %s\n", k.c_str());
 
+  // The learning rate follows a cosine from lr down to lr/100 over the run (after a short
+  // warm-up for the Adam family), unless --schedule none keeps it constant.
+  std::unique_ptr<nn::optim::LRSchedule> schedule;
+  if (o.schedule == "cosine") {
+    const int64_t warmup = opt_name == "sgd" ? 0 : std::min<int64_t>(100, steps / 10);
+    schedule = std::make_unique<nn::optim::CosineAnnealing>(*opt, steps, lr / 100, warmup);
+  }
   nn::data::DataLoader loader(*data.train, batch, /*shuffle=*/true, o.seed, /*drop_last=*/true,
                               /*prefetch=*/o.prefetch);
   const int64_t window_begin = std::min<int64_t>(o.profile_warmup, std::max<int64_t>(steps - 1, 0));
@@ -220,6 +229,7 @@ int run_train(const TrainOptions& o) {
     r.loss.backward();
     opt->step();
     opt->zero_grad();
+    if (schedule) schedule->step();
     step_ms.push_back(static_cast<double>(profiler::now_ns() - t0) / 1e6);
     if (session && step + 1 == window_end) profile = session->stop(), session.reset();
 
@@ -298,6 +308,7 @@ int run_train(const TrainOptions& o) {
         {"threads", max_threads()},
         {"optimizer", opt_name},
         {"lr", lr},
+        {"schedule", o.schedule},
         {"steps", steps},
         {"profiled_steps", {window_begin + 1, window_end}},
         {"step_ms", {{"median", med}, {"min", lo}, {"max", hi}}},

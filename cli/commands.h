@@ -42,11 +42,12 @@ struct TrainOptions {
   std::string model;
   std::string data;  // "" = the model's default (see train_data.h)
   int epochs = 1;
-  int64_t steps = 0;       // > 0 overrides epochs
-  int64_t batch = 0;       // 0 = the model's default
-  double lr = 0;           // 0 = the model's default
-  std::string optimizer;   // sgd | adam | adamw, "" = the model's default
-  int64_t block_size = 0;  // transformers: context length (default 64)
+  int64_t steps = 0;                // > 0 overrides epochs
+  int64_t batch = 0;                // 0 = the model's default
+  double lr = 0;                    // 0 = the model's default
+  std::string optimizer;            // sgd | adam | adamw, "" = the model's default
+  std::string schedule = "cosine";  // cosine (to lr/100 over the run) | none
+  int64_t block_size = 0;           // transformers: context length (default 64)
   int threads = 0;
   uint64_t seed = 42;
   std::vector<std::string> kernels;

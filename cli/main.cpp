@@ -112,6 +112,9 @@ void add_train_options(CLI::App& cmd, prism::cli::TrainOptions& o) {
   cmd.add_option("--lr", o.lr, "learning rate (default per model)")->check(positive_number());
   cmd.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  cmd.add_option("--schedule", o.schedule, "learning-rate schedule: cosine (to lr/100) or none")
+      ->check(CLI::IsMember({"cosine", "none"}))
+      ->capture_default_str();
   cmd.add_option("--block", o.block_size, "transformer context length (default 64)")
       ->check(whole_number(1, 1'000'000));
   cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
@@ -169,9 +172,9 @@ int run(int argc, char** argv) {
 
   CLI::App* ops = app.add_subcommand("ops", "list every op, its kernel variants and cost formula");
   DemoOptions demo_opts;
-  CLI::App* demo = app.add_subcommand(
-      "demo",
-      "train the CNN briefly under the profiler; print the op table and module tree, write a trace");
+  CLI::App* demo = app.add_subcommand("demo",
+                                      "train the CNN briefly under the profiler; print the op "
+                                      "table and module tree, write a trace");
   add_demo_options(*demo, demo_opts);
   prism::cli::TrainOptions train_opts;
   CLI::App* train = app.add_subcommand(
