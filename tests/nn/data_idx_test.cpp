@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "nn/data/idx.h"
+#include "tests/test_util.h"
+
+using prism::testing::contains;
 
 namespace fs = std::filesystem;
 using prism::Tensor;
@@ -97,10 +100,6 @@ std::string error_of(F&& f) {
     return std::string("not a prism::Error: ") + e.what();
   }
   return "(no error)";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 // The message starts with the file's path and mentions `part`.

@@ -13,6 +13,10 @@
 
 #include "nn/data/data.h"
 #include "tensor/ops.h"
+#include "tests/test_util.h"
+
+using prism::testing::contains;
+using prism::testing::error_of;
 
 using prism::Dims;
 using prism::DType;
@@ -20,20 +24,6 @@ using prism::Tensor;
 using namespace prism::nn::data;
 
 namespace {
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const prism::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 // Example i: input [2,3] float64 (a transposed view of 6i..6i+5), target [] int64 = 10 i.
 // Only get(): batches go through Dataset's default fill_batch, which keeps get()'s dtypes.

@@ -10,26 +10,16 @@
 #include "tensor/autograd/node.h"
 #include "tensor/ops.h"
 #include "tensor/tensor.h"
+#include "tests/test_util.h"
+
+using prism::testing::contains;
+using prism::testing::error_of;
 
 using prism::Dims;
 using prism::DType;
 using prism::Tensor;
 
 namespace {
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const prism::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
 
 Tensor leaf(std::vector<float> v, const Dims& shape) {
   Tensor t = prism::from_vector(v, shape);

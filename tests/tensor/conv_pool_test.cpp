@@ -19,6 +19,7 @@
 #include "tensor/autograd/gradcheck.h"
 #include "tensor/costs.h"
 #include "tests/tensor/reference.h"
+#include "tests/test_util.h"
 
 namespace prism {
 
@@ -35,7 +36,6 @@ using profiler::OpRecord;
 using profiler::Phase;
 using ref::Array;
 using ref::Shape;
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
 constexpr DType kFloatTypes[] = {DType::f32, DType::f64};
 const char* const kConvOps[] = {"conv2d", "conv2d_backward_input", "conv2d_backward_weight"};
@@ -266,20 +266,6 @@ Tensor leaf_distinct(const Shape& s, ref::Rng& rng) {
   t.set_requires_grad();
   return t;
 }
-
-template <class F, class... Ts>
-GradcheckResult run_gradcheck(F&& f, const Ts&... inputs) {
-  return gradcheck(Fn(std::forward<F>(f)), std::vector<Tensor>{inputs...});
-}
-
-// CHECK_GRAD(function, input, input, ...): variadic because lambdas with several captures
-// contain commas; a macro so a failure names the caller's line.
-#define CHECK_GRAD(...)                              \
-  do {                                               \
-    GradcheckResult r_ = run_gradcheck(__VA_ARGS__); \
-    CHECK_MESSAGE(r_.ok, r_.message);                \
-    CHECK(r_.max_abs_error < 1e-6);                  \
-  } while (0)
 
 TEST_CASE("gradcheck: conv2d input, weight and bias under each variant") {
   ref::Rng rng(303);

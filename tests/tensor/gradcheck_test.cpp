@@ -12,6 +12,7 @@
 #include "tensor/autograd/gradcheck.h"
 #include "tensor/autograd/node.h"
 #include "tests/tensor/reference.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -45,20 +46,6 @@ Tensor leaf_distinct(const Shape& s, ref::Rng& rng) {
 Tensor index_tensor(const std::vector<int64_t>& v, const Dims& shape) {
   return from_vector(v, shape);
 }
-
-template <class F, class... Ts>
-GradcheckResult run_gradcheck(F&& f, const Ts&... inputs) {
-  return gradcheck(Fn(std::forward<F>(f)), std::vector<Tensor>{inputs...});
-}
-
-// CHECK_GRAD(function, input, input, ...): a macro (not a function) so a failure names the
-// caller's line; variadic because lambdas with several captures contain commas.
-#define CHECK_GRAD(...)                              \
-  do {                                               \
-    GradcheckResult r_ = run_gradcheck(__VA_ARGS__); \
-    CHECK_MESSAGE(r_.ok, r_.message);                \
-    CHECK(r_.max_abs_error < 1e-6);                  \
-  } while (0)
 
 TEST_CASE("gradcheck: unary ops, contiguous and strided") {
   ref::Rng rng(61);

@@ -9,6 +9,9 @@
 #include "profiler/memory.h"
 #include "tensor/ops.h"
 #include "tensor/tensor.h"
+#include "tests/test_util.h"
+
+using prism::testing::error_of;
 
 using prism::Dims;
 using prism::DType;
@@ -26,16 +29,6 @@ std::vector<int64_t> vec(const Dims& d) {
 }
 
 // The message of the prism::Error that f throws ("" if it throws nothing).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const prism::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 int64_t alloc_count() {
   return prism::profiler::memory_stats(0).alloc_count;
 }
