@@ -73,6 +73,34 @@ struct SummaryOptions {
 };
 int run_summary(const SummaryOptions& opts);
 
+// `prism machine`: peak FLOP/s and memory bandwidth per thread count, cached (cmd_machine.cpp).
+struct MachineOptions {
+  int threads = 0;       // measure 1..threads; 0 = PRISM_THREADS, else all cores
+  bool refresh = false;  // measure even if the cache has this build's figures
+  std::string json_path;
+  // Measurement settings; giving any of them measures now and does not touch the cache.
+  int reps = 0;            // repetitions per figure (default 9)
+  double fma_ms = 0;       // length of one FMA repetition in ms (default 50)
+  int64_t stream_mib = 0;  // MiB per STREAM array (default 4 x L3, 64 MiB to 1 GiB)
+};
+int run_machine(const MachineOptions& opts);
+
+// `prism lab OP`: validates and times every kernel variant of an op (cmd_lab.cpp).
+struct LabCliOptions {
+  std::string op;
+  bool list = false;                  // --list: the ops the lab knows
+  std::vector<std::string> sizes;     // empty: the op's defaults
+  std::vector<std::string> variants;  // empty: all
+  int threads = 1;
+  int repetitions = 11;
+  double min_sample_ms = 20;
+  double max_seconds = 20;
+  uint64_t seed = 1;
+  bool no_peak = false;  // do not look up (or measure) the machine's peaks
+  std::string json_path;
+};
+int run_lab(const LabCliOptions& opts);
+
 // ---- kernel choices (kernel_choices.cpp) -----------------------------------------------------
 // Applies each --kernel value ("op=variant" or a comma-separated list); a bad one is a
 // UsageError naming the variants (or ops) that exist.

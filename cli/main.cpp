@@ -6,6 +6,8 @@
 //   prism demo [options]       train the CNN briefly under the profiler
 //   prism train MODEL [...]    train a zoo model on a data set
 //   prism summary MODEL        per-module shapes, params and costs (meta device)
+//   prism machine [options]    this machine's peak FLOP/s and memory bandwidth (cached)
+//   prism lab OP [...]         validate and time every kernel variant of an op
 //
 // `prism` with no command prints the help on stderr and exits 2 (no command was given: a usage
 // error, so scripts notice); `prism --help` prints it on stdout and exits 0.
@@ -152,6 +154,53 @@ void add_summary_options(CLI::App& cmd, prism::cli::SummaryOptions& o) {
       ->check(whole_number(0, 100));
 }
 
+void add_lab_options(CLI::App& cmd, prism::cli::LabCliOptions& o) {
+  cmd.add_option("op", o.op, "the op whose variants to compare, e.g. matmul (see --list)");
+  cmd.add_flag("--list", o.list, "list the ops the lab knows, their sizes and variants");
+  cmd.add_option("--sizes", o.sizes,
+                 "sizes to time, comma-separated, e.g. 256,512,1024 or 128x784x256:nt "
+                 "(default: the op's own; --list shows the syntax)")
+      ->delimiter(',')
+      ->type_name("SIZE,...");
+  cmd.add_option("--variants", o.variants, "variants to compare (default: all registered)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  cmd.add_option("--threads", o.threads, "OpenMP threads for every variant, 1 to 1024")
+      ->check(whole_number(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--reps", o.repetitions, "timed samples per variant and size, 1 to 1000")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--min-sample-ms", o.min_sample_ms, "shortest duration of one sample")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--max-seconds", o.max_seconds,
+                 "skip timing a variant whose samples would take longer than this")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for the random inputs")->capture_default_str();
+  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peaks");
+  cmd.add_option("--json", o.json_path, "write one row per variant and size as JSON")
+      ->type_name("FILE");
+}
+
+void add_machine_options(CLI::App& cmd, prism::cli::MachineOptions& o) {
+  cmd.add_option("--threads", o.threads,
+                 "measure with 1 to N threads, N from 1 to 1024 (default: PRISM_THREADS, else "
+                 "all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_flag("--refresh", o.refresh, "measure again even if this build's figures are cached");
+  cmd.add_option("--json", o.json_path, "also write the figures as JSON")->type_name("FILE");
+  cmd.add_option("--reps", o.reps, "repetitions of each figure, 1 to 1000 (default 9; not cached)")
+      ->check(whole_number(1, 1000));
+  cmd.add_option("--fma-ms", o.fma_ms,
+                 "length of one FMA repetition in ms (default 50; not cached)")
+      ->check(positive_number());
+  cmd.add_option("--stream-mib", o.stream_mib,
+                 "MiB per STREAM array, 1 to 65536 (default 4 x L3; not cached)")
+      ->check(whole_number(1, 65536));
+}
+
 // "prism" or "prism demo": where to point the user for --help.
 std::string command_path(const CLI::App& app) {
   std::string path = "prism";
@@ -162,7 +211,8 @@ std::string command_path(const CLI::App& app) {
 // An argument that no command or option claimed: name it and list what exists.
 std::string unexpected_message(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
-  return fmt::format("unknown command '{}' (commands: demo, ops, summary, train)", arg);
+  return fmt::format("unknown command '{}' (commands: demo, lab, machine, ops, summary, train)",
+                     arg);
 }
 
 int run(int argc, char** argv) {
@@ -184,6 +234,14 @@ int run(int argc, char** argv) {
   CLI::App* summary = app.add_subcommand(
       "summary", "per-module shapes, parameters, FLOPs and activation memory (meta device)");
   add_summary_options(*summary, summary_opts);
+  prism::cli::MachineOptions machine_opts;
+  CLI::App* machine = app.add_subcommand(
+      "machine", "this machine's peak FLOP/s and memory bandwidth per thread count (cached)");
+  add_machine_options(*machine, machine_opts);
+  prism::cli::LabCliOptions lab_opts;
+  CLI::App* lab = app.add_subcommand(
+      "lab", "validate every kernel variant of an op, then time them side by side");
+  add_lab_options(*lab, lab_opts);
   // Leftover arguments at the top level get our own message (see unexpected_message); set after
   // the subcommands exist so they keep rejecting unknown flags themselves.
   app.allow_extras();
@@ -211,6 +269,8 @@ int run(int argc, char** argv) {
   if (demo->parsed()) return prism::cli::run_demo(demo_opts);
   if (train->parsed()) return prism::cli::run_train(train_opts);
   if (summary->parsed()) return prism::cli::run_summary(summary_opts);
+  if (machine->parsed()) return prism::cli::run_machine(machine_opts);
+  if (lab->parsed()) return prism::cli::run_lab(lab_opts);
 
   std::fputs(app.help().c_str(), stderr);
   std::fputs("\nprism: no command given (try `prism demo`)\n", stderr);

@@ -83,6 +83,82 @@ struct SoftmaxBackwardArgs {
   int64_t rows, cols;
 };
 
+// Layer normalisation of each row of a 2-D strided view [rows, cols] (x's last dim is cols):
+//   mean = sum_j x_j / cols,  var = sum_j (x_j - mean)^2 / cols  (biased),
+//   rstd = 1 / sqrt(var + eps),  out_j = (x_j - mean) * rstd * weight_j + bias_j
+// weight and bias are contiguous [cols], or null (weight 1, bias 0). out is contiguous
+// [rows, cols]. mean and rstd, when not null, receive each row's statistics (contiguous
+// [rows]): what backward needs, so the front end asks for them only when autograd records.
+template <class T>
+struct LayerNormArgs {
+  const T* x;
+  const T* weight;
+  const T* bias;
+  T* out;
+  T* mean;
+  T* rstd;
+  int64_t rows, cols;
+  int64_t row_stride, col_stride;
+  double eps;
+};
+
+// Its gradient, one kernel for all three: from g = dloss/dout (contiguous [rows, cols]), x as
+// in forward (strided) and the saved mean and rstd, with xhat = (x - mean) rstd, gw = g weight:
+//   dx_j = rstd (gw_j - mean_k(gw_k) - xhat_j mean_k(gw_k xhat_k))       each row
+//   dweight_j = sum_rows g_j xhat_j,  dbias_j = sum_rows g_j             each column
+// dx (contiguous [rows, cols]), dweight and dbias ([cols]) are overwritten; a null one is not
+// needed and not computed.
+template <class T>
+struct LayerNormBackwardArgs {
+  const T* x;
+  const T* g;
+  const T* weight;
+  const T* mean;
+  const T* rstd;
+  T* dx;
+  T* dweight;
+  T* dbias;
+  int64_t rows, cols;
+  int64_t row_stride, col_stride;  // x's; g and dx are contiguous
+};
+
+// Cross-entropy of logits [rows, cols] (a strided view) against int64 class indices
+// target [rows] (strided; the front end has checked every one is in [0, cols)):
+//   lse_i = log sum_j exp(x_ij),  loss = scale * sum_i (lse_i - x_i,target_i)
+// with scale = 1 / rows for the mean, 1 for the sum. `loss` is one element; lse, when not null,
+// receives each row's lse (contiguous [rows], saved for backward), in float64 whatever T is:
+// near logits of 1000 a float32 lse is only good to 6e-5, an error exp(x - lse) would carry
+// into every gradient. workspace: scratch of
+// `workspace_size` elements that the front end allocates as a temporary, so the profile shows
+// it: rows * cols for a variant that materialises log_softmax (tag naive), else null and 0.
+template <class T>
+struct CrossEntropyArgs {
+  const T* logits;
+  const int64_t* target;
+  T* loss;
+  double* lse;
+  T* workspace;
+  int64_t workspace_size;
+  int64_t rows, cols;
+  int64_t row_stride, col_stride, target_stride;
+  double scale;
+};
+
+// Its gradient from the saved lse and the loss's gradient g (one element):
+//   dlogits_ij = g * scale * (exp(x_ij - lse_i) - [j == target_i])    (softmax minus one-hot)
+// dlogits is contiguous [rows, cols] and overwritten.
+template <class T>
+struct CrossEntropyBackwardArgs {
+  const T* logits;
+  const int64_t* target;
+  const double* lse;
+  const T* g;
+  T* dlogits;
+  int64_t rows, cols;
+  int64_t row_stride, col_stride, target_stride;
+  double scale;
+};
+
 // dst = src elementwise over `shape`, both strided: contiguous(), concat, and copies into views.
 template <class T>
 struct CopyArgs {
@@ -138,7 +214,18 @@ struct SgdArgs {
   int64_t numel;
   double lr, momentum, weight_decay;
   bool nesterov;
+  // Scratch for the unfused "per_tensor" variant (tag naive), allocated by the front end as a
+  // temporary so the profile shows the buffers a framework without fusion makes:
+  // sgd_per_tensor_workspace() elements; null and 0 for every other variant.
+  T* workspace;
+  int64_t workspace_size;
 };
+
+// The decayed gradient g = grad + wd p (with weight decay) and the Nesterov step g + mu v
+// (with Nesterov), one [numel] temporary each.
+inline int64_t sgd_per_tensor_workspace(int64_t numel, bool weight_decay, bool nesterov) {
+  return numel * ((weight_decay ? 1 : 0) + (nesterov ? 1 : 0));
+}
 
 // Adam / AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019), at step t >= 1:
 //   decoupled (AdamW): p = p * (1 - lr * weight_decay);  g = grad
@@ -159,7 +246,17 @@ struct AdamArgs {
   double lr, beta1, beta2, eps, weight_decay;
   bool decoupled;
   double bias_correction1, bias_correction2;
+  // Scratch for the unfused "per_tensor" variant (tag naive), as in SgdArgs:
+  // adam_per_tensor_workspace() elements; null and 0 for every other variant.
+  T* workspace;
+  int64_t workspace_size;
 };
+
+// The denominator sqrt(v) / sqrt(bias_correction2) + eps, and with L2 weight decay (Adam, not
+// AdamW) the decayed gradient grad + wd p: one [numel] temporary each.
+inline int64_t adam_per_tensor_workspace(int64_t numel, bool l2_weight_decay) {
+  return numel * (1 + (l2_weight_decay ? 1 : 0));
+}
 
 // 2-D convolution (a cross-correlation, as in every framework) on contiguous NCHW buffers:
 //   y[n,o,i,j] = bias[o] + sum_{c,p,q} x[n, c, i*stride - padding + p, j*stride - padding + q]
@@ -187,6 +284,90 @@ struct Conv2dArgs {
   int64_t o, kh, kw;   // output channels and kernel size
   int64_t ho, wo;      // output size
   int64_t stride, padding;
+};
+
+// Scaled dot-product attention of every (batch, head), forward:
+//   S = scale Q K^T  [lq, lk];  S_ij = -inf where causal and j > i (token i sees keys 0..i)
+//   P = softmax(S) over j;  out = P V  [lq, d];  lse_i = log sum_j exp(S_ij)
+// q [batch, heads, lq, d], k and v [batch, heads, lk, d] are read through their own strides
+// (batch, head, row, column), so the heads split out of a [B, T, 3, H, d] projection by a
+// permute need no copy. out is contiguous [batch, heads, lq, d], lse contiguous [batch, heads,
+// lq] (saved for backward, which rebuilds P_ij = exp(S_ij - lse_i) from it). The front end has
+// checked lk >= 1 and, for causal, lq == lk.
+//
+// Scratch: `workspace_size` elements that the front end allocates as a temporary buffer, so
+// the profile shows what a variant trades for memory: attention_scores_workspace() for a
+// variant that keeps the whole score matrix of every head (tag naive, and learners' kernels),
+// attention_tiled_workspace() for tiled variants (a few fixed tiles per thread).
+template <class T>
+struct AttentionArgs {
+  const T* q;
+  const T* k;
+  const T* v;
+  T* out;
+  T* lse;
+  T* workspace;
+  int64_t workspace_size;
+  int64_t batch, heads, lq, lk, d;
+  int64_t q_stride[4], k_stride[4], v_stride[4];  // batch, head, row, column strides
+  double scale;  // usually 1 / sqrt(d)
+  bool causal;
+};
+
+// Its gradient: every input read as above, plus the forward's out and lse and the output
+// gradient dout (both contiguous [batch, heads, lq, d]); dq, dk, dv are contiguous with q's,
+// k's and v's shapes and are overwritten. With D_i = sum_c dout_ic out_ic:
+//   P = exp(S - lse);  dV = P^T dout;  dP = dout V^T;  dS = P * (dP - D)
+//   dQ = scale dS K;   dK = scale dS^T Q
+template <class T>
+struct AttentionBackwardArgs {
+  const T* q;
+  const T* k;
+  const T* v;
+  const T* out;
+  const T* dout;
+  const T* lse;
+  T* dq;
+  T* dk;
+  T* dv;
+  T* workspace;
+  int64_t workspace_size;
+  int64_t batch, heads, lq, lk, d;
+  int64_t q_stride[4], k_stride[4], v_stride[4];
+  double scale;
+  bool causal;
+};
+
+// The tiles of the tiled attention kernels: kAttentionBlock query rows against kAttentionBlock
+// key rows at a time (a 64 x 64 float score tile is 16 KB: it and the q, k, v tiles stay in L2).
+constexpr int64_t kAttentionBlock = 64;
+
+// Elements of scratch for a variant that materialises every head's lq x lk scores (O(L^2)).
+inline int64_t attention_scores_workspace(int64_t batch, int64_t heads, int64_t lq, int64_t lk) {
+  return batch * heads * lq * lk;
+}
+// Per worker thread of a tiled variant: q, k, v and dout tiles (4 B d), the score tile and its
+// gradient (2 B^2), the running max and sum (2 B), and one value per query row (backward's
+// D_i): O(B^2 + B d + L), linear in the sequence length. A kernel runs on at most
+// workspace_size / attention_tiled_workspace(lq, d, 1) threads.
+inline int64_t attention_tiled_workspace(int64_t lq, int64_t d, int64_t workers) {
+  const int64_t b = kAttentionBlock;
+  return workers * (4 * b * d + 2 * b * b + 2 * b + lq);
+}
+
+// y = gelu(z), z = x weight^T + bias (GELU's tanh approximation, kernels/cpu/elementwise_math.h):
+// x [rows, in] strided, weight [out, in] strided (a Linear layer's weight as it is stored),
+// bias [out] or null. y is contiguous [rows, out]; z, when not null, receives the
+// pre-activation (contiguous [rows, out]) that backward needs: gelu'(z).
+template <class T>
+struct LinearGeluArgs {
+  const T* x;
+  const T* weight;
+  const T* bias;
+  T* z;
+  T* y;
+  int64_t rows, in, out;
+  int64_t x_rs, x_cs, w_rs, w_cs;
 };
 
 // 2-D max / average pooling over kernel x kernel windows of contiguous [planes, h, w] buffers

@@ -14,21 +14,46 @@ void register_builtin_kernels(Registry& r) {
   cpu::register_reduce_eigen(r);
   cpu::register_matmul_naive(r);
   cpu::register_matmul_eigen(r);
+  cpu::register_matmul_reordered(r);
+  cpu::register_matmul_blocked(r);
+  cpu::register_matmul_optimized(r);
   cpu::register_softmax_naive(r);
   cpu::register_softmax_eigen(r);
+  cpu::register_softmax_online(r);
+  cpu::register_layer_norm(r);
+  cpu::register_cross_entropy(r);
   cpu::register_index(r);
   cpu::register_conv_naive(r);
   cpu::register_conv_im2col(r);
   cpu::register_pool_naive(r);
-  cpu::register_optim_naive(r);
+  cpu::register_pool_optimized(r);
+  cpu::register_optim_fused(r);
+  cpu::register_optim_per_tensor(r);
+  cpu::register_attention_naive(r);
+  cpu::register_attention_flash(r);
+  cpu::register_linear_gelu_unfused(r);
+  cpu::register_linear_gelu_fused(r);
 
   for (const char* op : {"matmul", "sum", "mean", "max", "argmax", "softmax", "log_softmax"}) {
     r.op(op, Device::cpu).set_default("reference");
   }
   // conv2d: im2col + Eigen GEMM is ~30x the direct loops (kernels/cpu/conv_im2col.cpp).
+  // max_pool2d: 2x2 windows without branches, ~1.7x the naive scan (pool_optimized.cpp).
+  r.op("max_pool2d", Device::cpu).set_default("optimized");
   for (const char* op : {"conv2d", "conv2d_backward_input", "conv2d_backward_weight"}) {
     r.op(op, Device::cpu).set_default("im2col");
   }
+  // The kernel lab's fused pairs (docs/PERFORMANCE.md, "Fused vs unfused (CPU)"): the fused
+  // variant is the faster of each pair, and equal in value to its unfused partner.
+  r.op("layer_norm", Device::cpu).set_default("one_pass");
+  r.op("cross_entropy", Device::cpu).set_default("fused");
+  for (const char* op : {"sgd_update", "adam_update"}) r.op(op, Device::cpu).set_default("fused");
+  // Attention and linear+GELU (docs/PERFORMANCE.md, "Attention and linear+GELU (CPU)"): flash
+  // is faster than naive and needs O(L) scratch instead of O(L^2); fused saves two passes.
+  for (const char* op : {"attention", "attention_backward"}) {
+    r.op(op, Device::cpu).set_default("flash");
+  }
+  r.op("linear_gelu", Device::cpu).set_default("fused");
 }
 
 }  // namespace prism::kernels

@@ -73,9 +73,4 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& labels, Reduction reducti
   return -reduce(picked, reduction);
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction) {
-  check_classification("cross_entropy", logits, labels);
-  return nll_loss(log_softmax(logits, 1), labels, reduction);
-}
-
 }  // namespace prism::nn

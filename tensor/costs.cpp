@@ -33,6 +33,35 @@ Cost softmax_backward(int64_t numel, int64_t elem_size) {
   return {4 * numel, 0, 3 * numel * elem_size};
 }
 
+Cost layer_norm(int64_t rows, int64_t cols, bool has_weight, bool has_bias, bool saves_stats,
+                int64_t elem_size) {
+  const int64_t n = rows * cols;
+  const int64_t flops = (6 + (has_weight ? 1 : 0) + (has_bias ? 1 : 0)) * n + 5 * rows;
+  const int64_t elems = 2 * n + (has_weight ? cols : 0) + (has_bias ? cols : 0) +
+                        (saves_stats ? 2 * rows : 0);
+  return {flops, 0, elems * elem_size};
+}
+
+Cost layer_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,
+                         bool dbias, int64_t elem_size) {
+  const int64_t n = rows * cols;
+  const int64_t per_elem =
+      (dx ? 9 + (has_weight ? 1 : 0) : 0) + (dweight ? 2 : 0) + (dbias ? 1 : 0);
+  // Read x, g, mean, rstd (and weight); write what is asked for.
+  const int64_t elems = 2 * n + 2 * rows + (has_weight ? cols : 0) + (dx ? n : 0) +
+                        (dweight ? cols : 0) + (dbias ? cols : 0);
+  return {per_elem * n, 0, elems * elem_size};
+}
+
+Cost cross_entropy(int64_t rows, int64_t cols, bool saves_lse, int64_t elem_size) {
+  const int64_t bytes = (rows * cols + 1) * elem_size + 8 * rows + (saves_lse ? 8 * rows : 0);
+  return {4 * rows * cols + 3 * rows + 1, 0, bytes};
+}
+
+Cost cross_entropy_backward(int64_t rows, int64_t cols, int64_t elem_size) {
+  return {3 * rows * cols + rows, 0, 2 * rows * cols * elem_size + 8 * rows + 8 * rows};
+}
+
 Cost copy(int64_t numel, int64_t elem_size) { return {0, 0, 2 * numel * elem_size}; }
 
 Cost sgd_update(int64_t numel, int64_t elem_size, bool weight_decay, bool momentum, bool nesterov) {
@@ -111,6 +140,33 @@ Cost avg_pool2d_backward(const Dims& x, int64_t kernel, int64_t stride, int64_t 
                          int64_t elem_size) {
   const int64_t dy = pool2d_out_numel(x, kernel, stride, padding);
   return {dy * kernel * kernel, 0, (dy + x.numel()) * elem_size};
+}
+
+int64_t attention_pairs(const Dims& q, const Dims& k, bool causal) {
+  const int64_t heads = q[0] * q[1], lq = q[2], lk = k[2];
+  return causal ? heads * lq * (lq + 1) / 2 : heads * lq * lk;
+}
+
+Cost attention(const Dims& q, const Dims& k, bool causal, int64_t elem_size) {
+  const int64_t pairs = attention_pairs(q, k, causal), d = q[3];
+  const int64_t lse = q[0] * q[1] * q[2];
+  return {pairs * (4 * d + 5), 2 * pairs * d, (2 * q.numel() + 2 * k.numel() + lse) * elem_size};
+}
+
+Cost attention_backward(const Dims& q, const Dims& k, bool causal, int64_t elem_size) {
+  const int64_t pairs = attention_pairs(q, k, causal), d = q[3];
+  const int64_t rows = q[0] * q[1] * q[2];
+  const int64_t macs = 5 * pairs * d + rows * d;
+  // read q, k, v, out, dout, lse (3 q + 2 k + rows); write dq, dk, dv (q + 2 k)
+  const int64_t elems = 4 * q.numel() + 4 * k.numel() + rows;
+  return {2 * macs + 5 * pairs, macs, elems * elem_size};
+}
+
+Cost linear_gelu(int64_t rows, int64_t in, int64_t out, bool has_bias, bool keeps_z,
+                 int64_t elem_size) {
+  const int64_t macs = rows * out * in, outputs = rows * out;
+  const int64_t elems = rows * in + out * in + (has_bias ? out : 0) + outputs * (keeps_z ? 2 : 1);
+  return {2 * macs + (has_bias ? 9 : 8) * outputs, macs, elems * elem_size};
 }
 
 }  // namespace prism::costs

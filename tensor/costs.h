@@ -28,6 +28,26 @@ Cost softmax(int64_t numel, int64_t elem_size);
 // multiply, and the exp of log_softmax counted as 1); reads y and g, writes dx.
 Cost softmax_backward(int64_t numel, int64_t elem_size);
 
+// layer_norm of `rows` rows of `cols` elements: per element 6 FLOPs (the mean's add; the
+// variance's subtract, square, add; the output's subtract and multiply by rstd), +1 with a
+// weight, +1 with a bias; per row 5 (two divides by cols, + eps, sqrt, reciprocal). Bytes =
+// x + y + weight + bias, + mean and rstd ([rows] each) when they are saved for backward.
+Cost layer_norm(int64_t rows, int64_t cols, bool has_weight, bool has_bias, bool saves_stats,
+                int64_t elem_size);
+// layer_norm_backward: dx costs 9 FLOPs per element (xhat 2; the row sums of g w and g w xhat
+// 3; rstd (g w - mean - xhat mean) 4), +1 for g * weight when there is a weight; dweight 2
+// (g xhat, summed over rows), dbias 1. Bytes: x, g, mean, rstd and weight read; dx, dweight,
+// dbias written (each only when that gradient is computed).
+Cost layer_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,
+                         bool dbias, int64_t elem_size);
+// cross_entropy of logits [rows, cols]: 4 FLOPs per logit (max, subtract + exp, sum), 3 per row
+// (log, add, subtract the target's logit), 1 for the reduction. Bytes = logits + 8 per int64
+// target + the loss, + 8 per row for the float64 lse when it is saved for backward.
+Cost cross_entropy(int64_t rows, int64_t cols, bool saves_lse, int64_t elem_size);
+// cross_entropy_backward: 3 FLOPs per logit (subtract + exp, times g / N) + 1 per row (the
+// one-hot subtract). Bytes = logits + targets + lse read, dlogits written.
+Cost cross_entropy_backward(int64_t rows, int64_t cols, int64_t elem_size);
+
 // A copy of numel elements: no FLOPs, read once and write once.
 Cost copy(int64_t numel, int64_t elem_size);
 
@@ -73,5 +93,22 @@ Cost max_pool2d_backward(const Dims& x, int64_t kernel, int64_t stride, int64_t 
                          int64_t elem_size);
 Cost avg_pool2d_backward(const Dims& x, int64_t kernel, int64_t stride, int64_t padding,
                          int64_t elem_size);
+
+// The (query, key) pairs attention computes for q [B, H, Lq, d] and k [B, H, Lk, d]: B H Lq Lk,
+// or B H L (L + 1) / 2 when causal (only j <= i; the masked half is not useful work).
+int64_t attention_pairs(const Dims& q, const Dims& k, bool causal);
+// attention forward: per pair 2 d MACs (a row of q k^T and a row of P v), 4 d FLOPs, + 5 FLOPs
+// for the softmax (scale, max, subtract + exp, sum, divide). Bytes = q + k + v + out + lse.
+Cost attention(const Dims& q, const Dims& k, bool causal, int64_t elem_size);
+// attention_backward: five products per pair (q k^T again, dV, dP, dQ, dK: 5 d MACs) + 5 FLOPs
+// (P = exp(S - lse): 3, dS = P (dP - D): 2), plus D_i = dout_i . out_i (d MACs per query row).
+// Bytes = q + k + v + out + dout + lse read, dq + dk + dv written.
+Cost attention_backward(const Dims& q, const Dims& k, bool causal, int64_t elem_size);
+
+// linear_gelu of x [rows, in] by weight [out, in]: rows out in MACs (2x in FLOPs) + per output
+// element 1 FLOP for the bias add (when there is a bias) and 8 for GELU (elementwise gelu's
+// count). Bytes = x + weight (+ bias) + y, + z when the pre-activation is kept for backward.
+Cost linear_gelu(int64_t rows, int64_t in, int64_t out, bool has_bias, bool keeps_z,
+                 int64_t elem_size);
 
 }  // namespace prism::costs

@@ -84,6 +84,21 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor softmax(const Tensor& x, int dim = -1);
 Tensor log_softmax(const Tensor& x, int dim = -1);
 
+// ---- normalization and loss (tensor/ops/norm.cpp, tensor/ops/loss.cpp) ----------------------
+// Layer normalisation over the last dim D = x.size(-1): each row becomes
+// (x - mean) / sqrt(var + eps) * weight + bias, with the row's mean and biased variance;
+// weight and bias are [D], or undefined (1 and 0). One op forward ("layer_norm", variants
+// one_pass and two_pass) and one backward ("layer_norm_backward": dx, dweight, dbias at once).
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+
+enum class Reduction { mean, sum };
+// Cross-entropy of logits [N, C] against int64 class indices target [N], each in [0, C):
+// the mean (or sum) over rows of log(sum_j exp(logits_ij)) - logits_i,target_i, a 0-d tensor.
+// The same as nll(log_softmax(logits, 1), target), in one op ("cross_entropy", variants fused
+// and composed) that never makes the [N, C] log-probabilities; its backward is one op too.
+Tensor cross_entropy(const Tensor& logits, const Tensor& target,
+                     Reduction reduction = Reduction::mean);
+
 // ---- indexing and joining (tensor/ops/index.cpp) -------------------------------------------------
 // out[i][j] = x[i][index[i][j]] for dim 1 (torch.gather); index is int64, same ndim as x.
 Tensor gather(const Tensor& x, int dim, const Tensor& index);
@@ -100,6 +115,24 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // counts as -inf for max and is excluded from the average's count.
 Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
 Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
+
+// ---- fused ops (tensor/ops/attention.cpp, tensor/ops/linear_gelu.cpp) --------------------------
+// Scaled dot-product attention: softmax(scale q k^T, masked j > i when causal) v, per head.
+// q [B, H, Lq, d], k and v [B, H, Lk, d] -> [B, H, Lq, d]; or all 3-D [BH, L, d]. scale 0
+// means 1 / sqrt(d). Causal needs Lq == Lk. Strided q, k, v (head views) are not copied.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale = 0);
+// The same, also returning lse [B, H, Lq] (or [BH, Lq]): log sum_j exp(scale q_i . k_j) over
+// the visible keys, what backward rebuilds the softmax from. lse carries no gradient.
+struct AttentionResult {
+  Tensor out;
+  Tensor lse;
+};
+AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                                   double scale = 0);
+// gelu(x weight^T + bias) in one op (GELU's tanh approximation, as gelu()): x [..., in],
+// weight [out, in], bias [out] or undefined -> [..., out]. Allocates one output buffer, two in
+// grad mode (the pre-activation is kept for backward).
+Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
 // ---- copies (tensor/ops/copy.cpp) -------------------------------------------------------------
 Tensor contiguous(const Tensor& x);

@@ -1,10 +1,14 @@
 // In-place parameter updates: the ops an optimizer's step() is made of (nn/optim/).
 //
 // Each call updates one parameter tensor, and its optimizer state, in place with one kernel
-// ("sgd_update", "adam_update"; variants in kernels/cpu/optim_naive.cpp). They are ordinary
-// ops: checked, costed (tensor/costs.h, docs/COSTS.md), dispatched through the registry and
-// recorded by the profiler, in whatever phase is current (optimizers set Phase::optimizer).
-// They allocate nothing and are never recorded by autograd: an update is not differentiable.
+// ("sgd_update", "adam_update"). Variants: "fused" (the default, one loop,
+// kernels/cpu/optim_fused.cpp) and "per_tensor" (one pass per elementary op, as a framework
+// without fusion runs it, kernels/cpu/optim_per_tensor.cpp); their results agree bit for bit.
+// They are ordinary ops: checked, costed (tensor/costs.h, docs/COSTS.md), dispatched through
+// the registry and recorded by the profiler, in whatever phase is current (optimizers set
+// Phase::optimizer). They are never recorded by autograd: an update is not differentiable.
+// The fused variant allocates nothing; per_tensor gets its temporaries as one scratch buffer
+// that the front end allocates inside the op's record, tagged temporary.
 //
 // Requirements, each an Error naming the op when broken: param is float32 or float64 and
 // contiguous; grad and every state tensor have param's shape, dtype and device, are

@@ -1,5 +1,7 @@
 #include "tensor/storage.h"
 
+#include "tensor/host_allocator.h"
+
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -8,7 +10,6 @@ namespace prism {
 
 namespace {
 thread_local MemRole t_role = MemRole::activation;
-constexpr int64_t kAlign = 64;
 }  // namespace
 
 thread_local Device t_device = Device::cpu;
@@ -32,9 +33,7 @@ std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRol
   }
   void* p = nullptr;
   if (nbytes > 0) {
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    size_t rounded = static_cast<size_t>((nbytes + kAlign - 1) / kAlign * kAlign);
-    p = std::aligned_alloc(kAlign, rounded);
+    p = host_allocator::allocate(static_cast<size_t>(nbytes));
     if (!p) {
       throw Error("allocate: out of memory asking for " + std::to_string(nbytes) + " bytes on " +
                   device_name(device));
@@ -45,7 +44,7 @@ std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRol
 }
 
 Storage::~Storage() {
-  std::free(data_);
+  if (device_ == Device::cpu) host_allocator::release(data_, static_cast<size_t>(nbytes_));
   profiler::note_free(static_cast<int>(device_), role_, nbytes_);
 }
 

@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/pool_naive.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -32,6 +33,50 @@ Window window(int64_t i, int64_t in, int64_t kernel, int64_t stride, int64_t pad
   return {std::max<int64_t>(start, 0), std::min(start + kernel, in)};
 }
 
+template <class T>
+void avg_pool2d_naive(const Pool2dArgs<T>& args) {
+  const Pool2dArgs<T> a = args;  // a local copy keeps the sizes in registers (see the top)
+  for (int64_t pl = 0; pl < a.planes; ++pl) {
+    const T* x = a.x + pl * a.h * a.w;
+    T* y = a.out + pl * a.ho * a.wo;
+    for (int64_t i = 0; i < a.ho; ++i) {
+      const Window wh = window(i, a.h, a.kernel, a.stride, a.padding);
+      for (int64_t j = 0; j < a.wo; ++j) {
+        const Window ww = window(j, a.w, a.kernel, a.stride, a.padding);
+        T sum = 0;
+        for (int64_t r = wh.lo; r < wh.hi; ++r) {
+          for (int64_t c = ww.lo; c < ww.hi; ++c) sum += x[r * a.w + c];
+        }
+        y[i * a.wo + j] = sum / static_cast<T>((wh.hi - wh.lo) * (ww.hi - ww.lo));
+      }
+    }
+  }
+}
+
+template <class T>
+void avg_pool2d_backward_naive(const Pool2dArgs<T>& args) {
+  const Pool2dArgs<T> a = args;  // a local copy keeps the sizes in registers (see the top)
+  std::fill(a.out, a.out + a.planes * a.h * a.w, T(0));
+  for (int64_t pl = 0; pl < a.planes; ++pl) {
+    T* dx = a.out + pl * a.h * a.w;
+    const T* dy = a.dy + pl * a.ho * a.wo;
+    for (int64_t i = 0; i < a.ho; ++i) {
+      const Window wh = window(i, a.h, a.kernel, a.stride, a.padding);
+      for (int64_t j = 0; j < a.wo; ++j) {
+        const Window ww = window(j, a.w, a.kernel, a.stride, a.padding);
+        const T g = dy[i * a.wo + j] / static_cast<T>((wh.hi - wh.lo) * (ww.hi - ww.lo));
+        for (int64_t r = wh.lo; r < wh.hi; ++r) {
+          for (int64_t c = ww.lo; c < ww.hi; ++c) dx[r * a.w + c] += g;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// max_pool2d_naive is shared with the optimized variant (pool_optimized.cpp), which falls back
+// to it for overlapping or padded windows.
 template <class T>
 void max_pool2d_naive(const Pool2dArgs<T>& args) {
   const Pool2dArgs<T> a = args;  // a local copy keeps the sizes in registers (see the top)
@@ -86,47 +131,8 @@ void max_pool2d_backward_naive(const Pool2dArgs<T>& args) {
   }
 }
 
-template <class T>
-void avg_pool2d_naive(const Pool2dArgs<T>& args) {
-  const Pool2dArgs<T> a = args;  // a local copy keeps the sizes in registers (see the top)
-  for (int64_t pl = 0; pl < a.planes; ++pl) {
-    const T* x = a.x + pl * a.h * a.w;
-    T* y = a.out + pl * a.ho * a.wo;
-    for (int64_t i = 0; i < a.ho; ++i) {
-      const Window wh = window(i, a.h, a.kernel, a.stride, a.padding);
-      for (int64_t j = 0; j < a.wo; ++j) {
-        const Window ww = window(j, a.w, a.kernel, a.stride, a.padding);
-        T sum = 0;
-        for (int64_t r = wh.lo; r < wh.hi; ++r) {
-          for (int64_t c = ww.lo; c < ww.hi; ++c) sum += x[r * a.w + c];
-        }
-        y[i * a.wo + j] = sum / static_cast<T>((wh.hi - wh.lo) * (ww.hi - ww.lo));
-      }
-    }
-  }
-}
-
-template <class T>
-void avg_pool2d_backward_naive(const Pool2dArgs<T>& args) {
-  const Pool2dArgs<T> a = args;  // a local copy keeps the sizes in registers (see the top)
-  std::fill(a.out, a.out + a.planes * a.h * a.w, T(0));
-  for (int64_t pl = 0; pl < a.planes; ++pl) {
-    T* dx = a.out + pl * a.h * a.w;
-    const T* dy = a.dy + pl * a.ho * a.wo;
-    for (int64_t i = 0; i < a.ho; ++i) {
-      const Window wh = window(i, a.h, a.kernel, a.stride, a.padding);
-      for (int64_t j = 0; j < a.wo; ++j) {
-        const Window ww = window(j, a.w, a.kernel, a.stride, a.padding);
-        const T g = dy[i * a.wo + j] / static_cast<T>((wh.hi - wh.lo) * (ww.hi - ww.lo));
-        for (int64_t r = wh.lo; r < wh.hi; ++r) {
-          for (int64_t c = ww.lo; c < ww.hi; ++c) dx[r * a.w + c] += g;
-        }
-      }
-    }
-  }
-}
-
-}  // namespace
+template void max_pool2d_naive<float>(const Pool2dArgs<float>&);
+template void max_pool2d_naive<double>(const Pool2dArgs<double>&);
 
 void register_pool_naive(Registry& r) {
   r.op("max_pool2d", Device::cpu,

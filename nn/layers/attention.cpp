@@ -1,8 +1,5 @@
 #include "nn/layers/attention.h"
 
-#include <cmath>
-#include <limits>
-
 #include "tensor/ops.h"
 
 namespace prism::nn {
@@ -18,26 +15,6 @@ MultiHeadAttention::MultiHeadAttention(int64_t d_model, int64_t heads, bool caus
   }
   qkv = register_module("qkv", std::make_shared<Linear>(d_model, 3 * d_model));
   proj = register_module("proj", std::make_shared<Linear>(d_model, d_model));
-}
-
-const Tensor& MultiHeadAttention::causal_mask(int64_t t, DType dtype, Device device) {
-  if (mask_.defined() && mask_.size(0) == t && mask_.dtype() == dtype && mask_.device() == device) {
-    return mask_;
-  }
-  // M[i][j] = -inf above the diagonal (j > i), 0 elsewhere, made in the input's dtype.
-  auto build = [t](auto zero) {
-    using T = decltype(zero);
-    std::vector<T> m(static_cast<size_t>(t * t), zero);
-    for (int64_t i = 0; i < t; ++i) {
-      for (int64_t j = i + 1; j < t; ++j) {
-        m[static_cast<size_t>(i * t + j)] = -std::numeric_limits<T>::infinity();
-      }
-    }
-    return from_vector(m, {t, t});
-  };
-  if (dtype == DType::i64) throw Error("MultiHeadAttention: needs a float input");
-  mask_ = dtype == DType::f32 ? build(0.0f) : build(0.0);
-  return mask_;
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& input) {
@@ -56,10 +33,8 @@ Tensor MultiHeadAttention::forward(const Tensor& input) {
   Tensor k = parts.select(0, 1);
   Tensor v = parts.select(0, 2);
 
-  Tensor scores = matmul(q, k.transpose(2, 3)) * (1.0 / std::sqrt(static_cast<double>(d)));
-  if (causal_) scores = scores + causal_mask(t, scores.dtype(), scores.device());
-  Tensor attn = softmax(scores, -1);
-  Tensor out = matmul(attn, v);                               // [B, H, T, d]
+  // softmax(q k^T / sqrt(d) + M) v in one op; the q, k, v views are read in place.
+  Tensor out = attention(q, k, v, causal_);                   // [B, H, T, d]
   out = out.permute({0, 2, 1, 3}).reshape({b, t, d_model_});  // [B, T, D]: one copy
   Tensor y = (*proj)(out);
   return batched ? y : y.squeeze(0);

@@ -11,8 +11,12 @@
 //   o = A v -> [B, T, H, d] -> [B, T, D]     heads side by side again
 //   y = o Wproj^T + bproj                    Linear D -> D
 //
-// Cost: 2*B*T*D*3D (qkv) + 2*B*H*T*T*d * 2 (scores and A v) + 2*B*T*D*D (proj) FLOPs; the
-// T x T score matrix per head is the memory that flash attention avoids materialising.
+// The middle four lines are one op, prism::attention (tensor/ops/attention.cpp): its default
+// variant (flash) computes them tile by tile with an online softmax and never materialises
+// the T x T matrices S and A; its naive variant, and tests/nn/layers_test.cpp's reference,
+// follow the lines above one by one.
+// Cost: 2*B*T*D*3D (qkv) + 2*B*H*T*T*d * 2 (scores and A v) + 2*B*T*D*D (proj) FLOPs (the
+// attention op counts only the visible half of the pairs when causal, docs/COSTS.md).
 // Children: "qkv" and "proj" (Linear). Parameters: 4*D*D + 4*D.
 #pragma once
 
@@ -31,12 +35,8 @@ class MultiHeadAttention : public Module {
   std::shared_ptr<Linear> proj;  // D -> D
 
  private:
-  // The additive causal mask [T, T] for this dtype and device, built once per size.
-  const Tensor& causal_mask(int64_t t, DType dtype, Device device);
-
   int64_t d_model_, heads_, head_dim_;
   bool causal_;
-  Tensor mask_;
 };
 
 }  // namespace prism::nn

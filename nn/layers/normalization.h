@@ -1,9 +1,13 @@
-// Normalization layers, composed from tensor ops (mean, sub, mul, sqrt, div), so autograd
-// derives their backward and the profile shows each step.
+// Normalization layers.
 //
 // LayerNorm (Ba et al., 2016) normalises each row over its last dim:
 //   mu = mean(x), var = mean((x - mu)^2)   over the last dim (biased variance)
 //   y  = (x - mu) / sqrt(var + eps) * weight + bias        weight, bias: [dim]
+// It is the tensor op layer_norm (tensor/ops.h): one fused kernel forward, one backward that
+// gives dx, dweight and dbias together.
+//
+// BatchNorm2d is composed from tensor ops (mean, sub, mul, sqrt, div), so autograd derives its
+// backward and the profile shows each step.
 //
 // BatchNorm2d (Ioffe & Szegedy, 2015) normalises each channel over the batch and the image:
 //   training: mu_c, var_c = mean and biased variance of x[:, c, :, :]   (n = N*H*W values)

@@ -7,6 +7,10 @@
 // the residual stream an identity path from input to output, which trains stably without
 // learning-rate warm-up tricks (Xiong et al., 2020).
 // Children: "ln1", "attn", "ln2", "mlp" (a Sequential: "0" Linear, "1" GELU, "2" Linear).
+// The MLP's first Linear and its GELU run as one op, prism::linear_gelu (tensor/ops/
+// linear_gelu.cpp: the bias and GELU applied to each block of the product while it is in cache,
+// one output buffer instead of three), recorded in the scope of "mlp.0"; the modules and their
+// parameter names stay as listed, so checkpoints load either way.
 // Parameters: 12*D*D + 13*D (attention 4D^2 + 4D, MLP 8D^2 + 5D, two LayerNorms 4D).
 #pragma once
 
@@ -27,6 +31,10 @@ class TransformerBlock : public Module {
   std::shared_ptr<MultiHeadAttention> attn;
   std::shared_ptr<LayerNorm> ln2;
   std::shared_ptr<Sequential> mlp;
+
+ private:
+  // mlp(x), with its Linear -> GELU pair fused; a MLP whose layers were replaced runs as is.
+  Tensor run_mlp(const Tensor& x);
 };
 
 }  // namespace prism::nn

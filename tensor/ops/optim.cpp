@@ -2,8 +2,10 @@
 //
 // Same life as every op (DESIGN.md): check everything first, so a refused call changes no
 // value; pick the kernel; open a record with the cost (docs/COSTS.md, "Optimizer updates");
-// run the kernel on the buffers in place. Nothing is allocated and nothing is recorded for
-// autograd. The optimizer calling these sets the profiler phase to `optimizer`.
+// run the kernel on the buffers in place. The fused default allocates nothing; the unfused
+// "per_tensor" variant (tag naive) gets its temporaries as one scratch buffer allocated inside
+// the record and tagged temporary, so the profile shows what fusion saves. Nothing is recorded
+// for autograd. The optimizer calling these sets the profiler phase to `optimizer`.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -67,9 +69,17 @@ void check_param(const char* op, const Tensor& param) {
   check_contiguous(op, "param", param);
 }
 
+// Scratch for a naive-tagged (unfused, per_tensor) variant: `elements` of temporary memory,
+// allocated inside the op's record so it is attributed to it. Fused variants get none.
+Tensor workspace_for(const kernels::KernelEntry& k, int64_t elements, const Tensor& param) {
+  if (k.tag != kernels::VariantTag::naive || k.meta || elements == 0) return Tensor();
+  AllocRole role(MemRole::temporary);
+  return detail::empty_like_shape(Dims{elements}, param.dtype(), param.device());
+}
+
 template <class T>
 void run_sgd(const kernels::KernelEntry& k, const Tensor& p, const Tensor& g, const Tensor& vel,
-             const SgdHyper& h) {
+             const SgdHyper& h, const Tensor& ws) {
   kernels::SgdArgs<T> a{};
   a.param = p.data<T>();
   a.grad = g.data<T>();
@@ -79,12 +89,14 @@ void run_sgd(const kernels::KernelEntry& k, const Tensor& p, const Tensor& g, co
   a.momentum = h.momentum;
   a.weight_decay = h.weight_decay;
   a.nesterov = h.nesterov;
+  a.workspace = ws.defined() ? ws.data<T>() : nullptr;
+  a.workspace_size = ws.defined() ? ws.numel() : 0;
   k.get<kernels::SgdArgs, T>()(a);
 }
 
 template <class T>
 void run_adam(const kernels::KernelEntry& k, const Tensor& p, const Tensor& g, const Tensor& m,
-              const Tensor& v, const AdamHyper& h) {
+              const Tensor& v, const AdamHyper& h, const Tensor& ws) {
   kernels::AdamArgs<T> a{};
   a.param = p.data<T>();
   a.grad = g.data<T>();
@@ -100,6 +112,8 @@ void run_adam(const kernels::KernelEntry& k, const Tensor& p, const Tensor& g, c
   const double t = static_cast<double>(h.step);
   a.bias_correction1 = 1 - std::pow(h.beta1, t);
   a.bias_correction2 = 1 - std::pow(h.beta2, t);
+  a.workspace = ws.defined() ? ws.data<T>() : nullptr;
+  a.workspace_size = ws.defined() ? ws.numel() : 0;
   k.get<kernels::AdamArgs, T>()(a);
 }
 
@@ -133,10 +147,12 @@ void sgd_update_(const Tensor& param, const Tensor& grad, const Tensor& velocity
     return costs::sgd_update(param.numel(), param.element_size(), h.weight_decay != 0, momentum,
                              h.nesterov);
   });
+  const Tensor ws = workspace_for(
+      k, kernels::sgd_per_tensor_workspace(param.numel(), h.weight_decay != 0, h.nesterov), param);
   if (param.dtype() == DType::f32)
-    run_sgd<float>(k, param, grad, vel, h);
+    run_sgd<float>(k, param, grad, vel, h, ws);
   else
-    run_sgd<double>(k, param, grad, vel, h);
+    run_sgd<double>(k, param, grad, vel, h, ws);
 }
 
 void adam_update_(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
@@ -164,10 +180,13 @@ void adam_update_(const Tensor& param, const Tensor& grad, const Tensor& m, cons
     return costs::adam_update(param.numel(), param.element_size(), h.weight_decay != 0,
                               h.decoupled);
   });
+  const Tensor ws = workspace_for(
+      k, kernels::adam_per_tensor_workspace(param.numel(), h.weight_decay != 0 && !h.decoupled),
+      param);
   if (param.dtype() == DType::f32)
-    run_adam<float>(k, param, grad, m, v, h);
+    run_adam<float>(k, param, grad, m, v, h, ws);
   else
-    run_adam<double>(k, param, grad, m, v, h);
+    run_adam<double>(k, param, grad, m, v, h, ws);
 }
 
 }  // namespace prism

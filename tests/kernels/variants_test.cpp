@@ -15,6 +15,7 @@
 
 #include "kernels/registry.h"
 #include "tensor/ops.h"
+#include "tensor/optim_ops.h"
 #include "tests/tensor/reference.h"
 
 namespace prism::kernels {
@@ -228,6 +229,97 @@ std::map<std::string, std::vector<Driver>> drivers() {
            return grad_of_input(
                in[1], [&](const Tensor& w) { return conv(in[0], w, in[2]); }, grad_like(y));
          }});
+  }
+  // attention (q, k, v; Lq != Lk, or causal on a prime length past one 64-row tile) and its
+  // gradient, all three of dq, dk, dv side by side.
+  for (bool causal : {false, true}) {
+    auto make = [causal](DType dt, ref::Rng& rng, bool strided) {
+      const int64_t lq = causal ? 67 : 37, lk = causal ? 67 : 70, dh = causal ? 80 : 16;
+      return std::vector<Tensor>{input({2, 3, lq, dh}, strided, dt, rng, -2, 2),
+                                 input({2, 3, lk, dh}, strided, dt, rng, -2, 2),
+                                 input({2, 3, lk, dh}, false, dt, rng),
+                                 input({2, 3, lq, dh}, false, dt, rng)};
+    };
+    d["attention"].push_back({make, [causal](const std::vector<Tensor>& in) {
+                                return attention(in[0], in[1], in[2], causal);
+                              }});
+    d["attention_backward"].push_back({make, [causal](const std::vector<Tensor>& in) {
+                                         std::vector<Tensor> leaves;
+                                         for (int i = 0; i < 3; ++i) {
+                                           leaves.push_back(in[static_cast<size_t>(i)].detach());
+                                           leaves.back().set_requires_grad();
+                                         }
+                                         attention(leaves[0], leaves[1], leaves[2], causal)
+                                             .backward(in[3]);
+                                         return concat({leaves[0].grad().flatten(),
+                                                        leaves[1].grad().flatten(),
+                                                        leaves[2].grad().flatten()});
+                                       }});
+  }
+  // linear_gelu over 2 x 2 output tiles with ragged edges, with and without bias.
+  for (bool with_bias : {true, false}) {
+    d["linear_gelu"].push_back(
+        {[](DType dt, ref::Rng& rng, bool strided) {
+           return std::vector<Tensor>{input({67, 29}, strided, dt, rng),
+                                      input({300, 29}, strided, dt, rng),
+                                      input({300}, false, dt, rng)};
+         },
+         [with_bias](const std::vector<Tensor>& in) {
+           return linear_gelu(in[0], in[1], with_bias ? in[2] : Tensor());
+         }});
+  }
+  // layer_norm (131 wide: two 64-lane blocks and a tail; transposed views are copied first),
+  // with and without weight and bias; cross_entropy over several online chunks, both
+  // reductions; the optimizer updates, returning the updated parameter and state.
+  for (bool affine : {true, false}) {
+    d["layer_norm"].push_back(
+        {[](DType dt, ref::Rng& rng, bool strided) {
+           return std::vector<Tensor>{input({5, 37, 131}, strided, dt, rng, -3, 5),
+                                      input({131}, false, dt, rng), input({131}, false, dt, rng)};
+         },
+         [affine](const std::vector<Tensor>& in) {
+           return layer_norm(in[0], affine ? in[1] : Tensor(), affine ? in[2] : Tensor());
+         }});
+  }
+  for (Reduction red : {Reduction::mean, Reduction::sum}) {
+    d["cross_entropy"].push_back(
+        {[](DType dt, ref::Rng& rng, bool strided) {
+           std::vector<int64_t> t(67);
+           for (int64_t& v : t) v = rng.integer(0, 1031);
+           return std::vector<Tensor>{input({67, 1031}, strided, dt, rng, -6, 6),
+                                      from_vector(t, {67})};
+         },
+         [red](const std::vector<Tensor>& in) { return cross_entropy(in[0], in[1], red); }});
+  }
+  auto state = [](DType dt, ref::Rng& rng, bool) {
+    return std::vector<Tensor>{input({1037}, false, dt, rng), input({1037}, false, dt, rng),
+                               input({1037}, false, dt, rng, -0.1, 0.1),
+                               input({1037}, false, dt, rng, 0, 0.01)};
+  };
+  for (double wd : {0.0, 0.01}) {
+    for (bool decoupled : {false, true}) {
+      d["adam_update"].push_back({state, [wd, decoupled](const std::vector<Tensor>& in) {
+                                    AdamHyper h;
+                                    h.weight_decay = wd;
+                                    h.decoupled = decoupled;
+                                    h.step = 3;
+                                    Tensor p = in[0].clone(), m = in[2].clone(), v = in[3].clone();
+                                    adam_update_(p, in[1], m, v, h);
+                                    return concat({p, m, v});
+                                  }});
+    }
+    for (bool nesterov : {false, true}) {
+      d["sgd_update"].push_back({state, [wd, nesterov](const std::vector<Tensor>& in) {
+                                   SgdHyper h;
+                                   h.lr = 0.05;
+                                   h.weight_decay = wd;
+                                   h.momentum = 0.9;
+                                   h.nesterov = nesterov;
+                                   Tensor p = in[0].clone(), vel = in[2].clone();
+                                   sgd_update_(p, in[1], vel, h);
+                                   return concat({p, vel});
+                                 }});
+    }
   }
   return d;
 }

@@ -1,0 +1,394 @@
+#include "exercises/checker/checker.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <string_view>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "exercises/checker/compare.h"
+#include "kernels/registry.h"
+#include "tensor/random.h"
+
+namespace prism::exercises {
+namespace {
+
+struct Options {
+  bool quick = false;   // small timing sizes and few runs (the test suite)
+  bool timing = true;
+  uint64_t seed = 1;
+  int threads = 1;
+  int runs = 0;  // timed calls per variant; 0: 5, or 3 with --quick
+};
+
+constexpr const char* kUsage =
+    "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N]\n"
+    "  --quick       time small sizes, 3 calls each (what the test suite runs)\n"
+    "  --no-timing   check only\n"
+    "  --seed N      other random inputs (default 1; the same seed gives the same inputs)\n"
+    "  --threads N   OpenMP threads for every variant while timing (default 1)\n"
+    "  --runs N      timed calls per variant, 1 to 1000 (default 5; 3 with --quick)\n";
+
+std::optional<long> parse_number(const char* text, long low, long high) {
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (!text[0] || *end || v < low || v > high) return std::nullopt;
+  return v;
+}
+
+// Returns false (after printing why) on a bad command line.
+bool parse_options(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--quick") {
+      o.quick = true;
+    } else if (a == "--no-timing") {
+      o.timing = false;
+    } else if ((a == "--seed" || a == "--threads" || a == "--runs") && i + 1 < argc) {
+      const long high = a == "--seed" ? 1L << 62 : a == "--threads" ? 256 : 1000;
+      const auto v = parse_number(argv[++i], a == "--seed" ? 0 : 1, high);
+      if (!v) {
+        fmt::print(stderr, "{} needs a whole number from {} to {}, got '{}'\n{}", a,
+                   a == "--seed" ? 0 : 1, high, argv[i], kUsage);
+        return false;
+      }
+      if (a == "--seed") o.seed = static_cast<uint64_t>(*v);
+      else if (a == "--threads") o.threads = static_cast<int>(*v);
+      else o.runs = static_cast<int>(*v);
+    } else {
+      fmt::print(stderr, "{}{}", a == "--help" || a == "-h" ? "" : "unknown flag '" + std::string(a) + "'\n", kUsage);
+      return false;
+    }
+  }
+  return true;
+}
+
+void set_threads(int n) {
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+// "0", "inf", or two significant digits: how a compare.h error or a tolerance is printed.
+std::string error_str(double e) {
+  if (e == 0) return "0";
+  if (std::isinf(e)) return "inf";
+  return fmt::format("{:.1e}", e);
+}
+
+// What went wrong in one case, most serious first; `ok` when nothing did.
+enum class Verdict { ok, threw, out_of_bounds, unwritten, read_first, mismatch };
+
+struct CaseResult {
+  Verdict verdict = Verdict::ok;
+  std::vector<BufferReport> reports;
+  Comparison cmp;
+  Dims out_shape;
+  std::string what;  // the exception's message when it threw
+};
+
+// The guard report of the buffer that matters most for the verdict.
+const BufferReport* worst_report(const CaseResult& r) {
+  for (Verdict v : {Verdict::out_of_bounds, Verdict::unwritten, Verdict::read_first}) {
+    for (const BufferReport& b : r.reports) {
+      if ((v == Verdict::out_of_bounds && b.out_of_bounds()) ||
+          (v == Verdict::unwritten && b.unwritten > 0) ||
+          (v == Verdict::read_first && b.read_first > 0)) {
+        return &b;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::string out_of_bounds_text(const BufferReport& b) {
+  std::string s;
+  if (b.written_before > 0) {
+    s = fmt::format("wrote {} element(s) before {} (lowest {}[{}])", b.written_before, b.name,
+                    b.name, b.lowest);
+  }
+  if (b.written_after > 0) {
+    s += fmt::format("{}wrote {} element(s) past the end of {} ({} has {}; highest {}[{}])",
+                     s.empty() ? "" : "; ", b.written_after, b.name, b.name, b.size, b.name,
+                     b.highest);
+  }
+  return s;
+}
+
+// The detail printed after PASS/FAIL on a case's line.
+std::string detail(const CaseResult& r) {
+  const BufferReport* b = worst_report(r);
+  switch (r.verdict) {
+    case Verdict::ok:
+      return "error " + error_str(r.cmp.error);
+    case Verdict::threw:
+      return "threw: " + r.what;
+    case Verdict::out_of_bounds:
+      return out_of_bounds_text(*b);
+    case Verdict::unwritten:
+      return fmt::format("{} of {} elements of {} never written (first: {}[{}])", b->unwritten,
+                         b->size, b->name, b->name, b->first_unwritten);
+    case Verdict::read_first:
+      return fmt::format("{} of {} elements of {} read before written (first: {}[{}])",
+                         b->read_first, b->size, b->name, b->name, b->first_read_first);
+    case Verdict::mismatch:
+      return fmt::format("error {} at {}: got {:.7g}, want {:.7g}", error_str(r.cmp.error),
+                         index_str(r.out_shape, r.cmp.worst), r.cmp.got, r.cmp.want);
+  }
+  return "";
+}
+
+// Advice for the first failing case: what the failure means, then what the case is for.
+std::string hint(const Exercise& ex, const std::string& ref, const Case& c, const CaseResult& r) {
+  const BufferReport* b = worst_report(r);
+  std::string h;
+  switch (r.verdict) {
+    case Verdict::ok:
+      return "";
+    case Verdict::threw:
+      h = "The op threw an error while your kernel ran. Kernels should not throw: the front "
+          "end has already checked the shapes.";
+      break;
+    case Verdict::out_of_bounds:
+      h = "Your kernel wrote outside its output buffer. In the real op that overwrites other "
+          "memory, so the checker stopped running it. Check each loop's bound (< versus <=, "
+          "the last partial tile) and which size is the output's row length.";
+      break;
+    case Verdict::unwritten:
+      if (b->unwritten == b->size) {
+        // The stub, or loops that skip everything this small.
+        return "Your kernel wrote none of " + b->name + ". If the TODO in " + ex.file +
+               " is still to do, that is why. If not, check the loops' bounds: does a loop "
+               "skip sizes smaller than a block or a tile?";
+      }
+      h = "Some output elements were never written. The output arrives uninitialised, so every "
+          "element must be set. Look at the edges: the last row, the last column, a partial "
+          "tile.";
+      break;
+    case Verdict::read_first:
+      h = "Your kernel read output elements before writing them (out += ... on a buffer that "
+          "was never set). The output arrives uninitialised: set each element first, to 0 or "
+          "to the first term, then accumulate.";
+      break;
+    case Verdict::mismatch:
+      h = fmt::format("The result differs from the '{}' variant's by {} (tolerance {}).", ref,
+                      error_str(r.cmp.error), error_str(ex.tolerance));
+      break;
+  }
+  // What the case is there to catch explains a wrong value or a gap, not a stray write or a
+  // missing initialisation.
+  const bool case_matters = r.verdict == Verdict::mismatch || r.verdict == Verdict::unwritten;
+  if (case_matters && !c.hint.empty()) h += "\nThis case: " + c.hint;
+  return h;
+}
+
+// Runs the exercise's op on the case's inputs with `variant` chosen for the op.
+Tensor run_with(const Exercise& ex, const std::string& variant, const Case& c) {
+  kernels::Use use(ex.op, variant);
+  return ex.call(c);
+}
+
+CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user,
+                      const std::string& ref, const Case& c, bool& unsafe) {
+  CaseResult r;
+  try {
+    Tensor want = run_with(ex, ref, c);
+    r.out_shape = want.shape();
+    ex.arm_guard(ex.op, user, &r.reports);
+    Tensor got = run_with(ex, kGuardVariant, c);
+    for (const BufferReport& rep : r.reports) unsafe = unsafe || rep.out_of_bounds();
+    r.cmp = compare(got, want);
+    if (!unsafe) {
+      // Both results must match: the guarded run makes uninitialised memory deterministic
+      // (NaN), the plain run is the op as prism runs it. (After an out-of-bounds write the
+      // plain run would corrupt memory, so it is left out.)
+      const Comparison plain = compare(run_with(ex, user.name, c), want);
+      if (!(plain.error <= r.cmp.error)) r.cmp = plain;
+    }
+    if (const BufferReport* b = worst_report(r)) {
+      r.verdict = b->out_of_bounds() ? Verdict::out_of_bounds
+                  : b->unwritten > 0 ? Verdict::unwritten
+                                     : Verdict::read_first;
+    } else {
+      r.verdict = r.cmp.error <= ex.tolerance ? Verdict::ok : Verdict::mismatch;
+    }
+  } catch (const std::exception& e) {
+    r.verdict = Verdict::threw;
+    r.what = e.what();
+  }
+  return r;
+}
+
+// ---- timing -----------------------------------------------------------------------------
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Seconds on this thread's CPU clock: with one thread the op runs on this thread, and on a
+// shared machine this clock does not count the time another process had the core.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+double wall_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Timing {
+  double ms = 0;  // the median
+  int runs = 0;
+};
+
+// The median of up to `runs` calls, after one untimed warm-up call; a slow variant gets fewer
+// calls (at least one), so that the naive loops on a large case do not take minutes.
+Timing time_variant(const Exercise& ex, const std::string& variant, const Case& c, int runs,
+                    bool cpu_clock) {
+  constexpr double kBudgetMs = 3000;
+  double (*clock)() = cpu_clock ? thread_cpu_ms : wall_ms;
+  kernels::Use use(ex.op, variant);
+  double t0 = clock();
+  ex.call(c);
+  const double first = clock() - t0;
+  const int n = std::clamp(static_cast<int>(kBudgetMs / std::max(first, 1e-3)), 1, runs);
+  std::vector<double> ms;
+  for (int i = 0; i < n; ++i) {
+    t0 = clock();
+    Tensor out = ex.call(c);
+    ms.push_back(clock() - t0);
+  }
+  return {median(ms), n};
+}
+
+void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
+  const int runs = o.runs > 0 ? o.runs : o.quick ? 3 : 5;
+  const bool cpu_clock = o.threads == 1;
+  fmt::print("\ntiming, informational only: {} thread{}, the whole op (output allocation "
+             "included), median of {} calls by the {}:\n",
+             o.threads, o.threads == 1 ? "" : "s", runs,
+             cpu_clock ? "thread's CPU clock" : "wall clock");
+  std::vector<std::string> variants = {user.name};
+  for (const auto& e : kernels::registry().at(ex.op, Device::cpu).entries()) {
+    if (e.tag != kernels::VariantTag::user && e.has(DType::f32)) variants.push_back(e.name);
+  }
+  size_t width = 7;  // "variant"
+  for (const std::string& v : variants) width = std::max(width, v.size());
+  for (const Case& c : ex.timing_cases(o.quick)) {
+    const profiler::Cost cost = ex.cost(c);
+    fmt::print("  {}: {:.1f} MFLOP, {:.1f} MB\n", c.label, cost.flops / 1e6, cost.bytes / 1e6);
+    fmt::print("    {:<{}} {:>10} {:>9} {:>8} {:>11}\n", "variant", width, "ms", "GFLOP/s", "GB/s",
+               "time/yours");
+    double mine = 0;
+    for (const std::string& v : variants) {
+      const Timing t = time_variant(ex, v, c, runs, cpu_clock);
+      if (v == user.name) mine = t.ms;
+      fmt::print("    {:<{}} {:>10.3f} {:>9.2f} {:>8.2f} {:>10.2f}x{}\n", v, width, t.ms,
+                 cost.flops / (t.ms * 1e6), cost.bytes / (t.ms * 1e6), t.ms / mine,
+                 t.runs < runs ? fmt::format("  ({} call{}: slow)", t.runs, t.runs == 1 ? "" : "s")
+                               : "");
+    }
+  }
+}
+
+// ---- one kernel ------------------------------------------------------------------------------
+
+bool check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
+  const auto& ops = kernels::registry().at(ex.op, Device::cpu);
+  const std::string ref = ops.find("reference") ? "reference" : "naive";
+  fmt::print("\nkernel '{}' for op '{}', against '{}' (float32); tolerance {}: {}\n", user.name,
+             ex.op, ref, error_str(ex.tolerance), ex.tolerance_why);
+  manual_seed(o.seed);
+  const std::vector<Case> cases = ex.cases();
+  size_t width = 0;
+  for (const Case& c : cases) width = std::max(width, c.label.size());
+  bool unsafe = false;
+  int passed = 0;
+  std::string first_hint, bounds_hint;
+  for (const Case& c : cases) {
+    // The label goes out before the case runs: if the kernel crashes, the last line says where.
+    fmt::print("  {:<{}}  ", c.label, width);
+    std::fflush(stdout);
+    if (unsafe) {
+      // A kernel that wrote out of bounds may write further off on a larger case, past the
+      // guard zones: stop running it.
+      fmt::print("SKIP  (it wrote outside its output above: fix that first)\n");
+      continue;
+    }
+    const CaseResult r = check_case(ex, user, ref, c, unsafe);
+    const bool ok = r.verdict == Verdict::ok;
+    passed += ok;
+    fmt::print("{}  {}\n", ok ? "PASS" : "FAIL", detail(r));
+    if (ok) continue;
+    const std::string h = "hint (" + c.label + "): " + hint(ex, ref, c, r);
+    if (first_hint.empty()) first_hint = h;
+    if (r.verdict == Verdict::out_of_bounds) bounds_hint = h;  // the most serious: shown first
+  }
+  if (!bounds_hint.empty()) first_hint = bounds_hint;
+  const int n = static_cast<int>(cases.size());
+  fmt::print("{} of {} cases passed.\n", passed, n);
+  if (passed < n) {
+    fmt::print("\n{}\n", first_hint);
+    return false;
+  }
+  if (o.timing) print_timing(ex, user, o);
+  return true;
+}
+
+}  // namespace
+
+int run_checker(const std::string& id, int argc, char** argv) {
+  Options o;
+  if (!parse_options(argc, argv, o)) return 2;
+  const Exercise* ex = nullptr;
+  for (const Exercise& e : all_exercises()) {
+    if (e.id == id) ex = &e;
+  }
+  if (!ex) {
+    fmt::print(stderr, "checker: no exercise '{}'\n", id);
+    return 2;
+  }
+  set_threads(o.threads);
+  fmt::print("exercise {}: {}\nseed {} (--seed N for other inputs)\n", ex->id, ex->title, o.seed);
+  std::vector<const kernels::KernelEntry*> users;
+  try {
+    for (const auto& e : kernels::registry().at(ex->op, Device::cpu).entries()) {
+      if (e.tag == kernels::VariantTag::user && e.name != kGuardVariant) users.push_back(&e);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "checker: {}\n", e.what());
+    return 2;
+  }
+  if (users.empty()) {
+    fmt::print(stderr,
+               "checker: no kernel is registered for op '{}' in this program. Keep the line\n"
+               "  PRISM_REGISTER_KERNEL({}, <your function>);\n"
+               "at the end of {}. If the program printed 'could not register' above, your\n"
+               "function's parameter is not the argument struct the op takes.\n",
+               ex->op, ex->op, ex->file);
+    return 2;
+  }
+  bool all = true;
+  for (const kernels::KernelEntry* u : users) all = check_kernel(*ex, *u, o) && all;
+  fmt::print("\nresult: {}\n", all ? "PASS" : "FAIL");
+  return all ? 0 : 1;
+}
+
+}  // namespace prism::exercises

@@ -1,0 +1,61 @@
+// The exercise checker: one program per exercise, built from this checker and one kernel file
+// (the learner's, the solution, or a deliberately wrong one). It
+//   1. finds the float32 "user" variant the linked file registered with PRISM_REGISTER_KERNEL;
+//   2. for each case (fresh random inputs; sizes 1, primes, views with strides, large-ish),
+//      runs the tensor op twice under kernels::Use: once through a guarded wrapper of the
+//      user's kernel (guard.h: writes outside the output, elements never written, elements
+//      read before written), then as the plain user variant, and compares the plain result
+//      with the op's "reference" variant ("naive" where the op has no reference), compare.h;
+//   3. prints one line per case and, for the first failure, a hint;
+//   4. if every case passed, times the user's kernel against the op's built-in variants
+//      (informational: never a pass or a fail).
+// Exit code: 0 every case passed, 1 a case failed, 2 the program could not check (no user
+// kernel registered, a bad flag).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exercises/checker/guard.h"
+#include "profiler/cost.h"
+#include "tensor/tensor.h"
+
+namespace prism::exercises {
+
+// One set of inputs.
+struct Case {
+  std::string label;           // what a reader needs to picture it: "[13,17] transposed view"
+  std::vector<Tensor> inputs;  // the tensors handed to the op (an undefined one: no bias)
+  std::vector<int> ints;       // its integer arguments: reduced dims, stride and padding
+  std::string hint;            // what this case is there to catch, said as advice
+};
+
+struct Exercise {
+  std::string id;     // the folder: "01_relu"
+  std::string file;   // the learner's file: "exercises/01_relu/relu.cpp"
+  std::string op;     // the registry op the kernel implements: "relu"
+  std::string title;  // one line for the banner
+  double tolerance;   // the largest compare.h error that passes
+  std::string tolerance_why;
+  // Registers the guarded wrapper for this op's argument struct (Guard<Args>::arm).
+  void (*arm_guard)(const std::string& op, const kernels::KernelEntry& user,
+                    std::vector<BufferReport>* reports);
+  // The tensor-level call: relu(x), sum(x, {1}), matmul(a, b), ...
+  std::function<Tensor(const Case&)> call;
+  // The cases to check, made fresh (from the seeded generator) on each call.
+  std::function<std::vector<Case>()> cases;
+  // Cases to time (quick: small enough for the test suite).
+  std::function<std::vector<Case>(bool quick)> timing_cases;
+  // The cost of one call (docs/COSTS.md), for GFLOP/s and GB/s in the timing table.
+  std::function<profiler::Cost(const Case&)> cost;
+};
+
+// Every exercise, in course order (exercises.cpp).
+const std::vector<Exercise>& all_exercises();
+
+// Checks the kernels registered for exercise `id` (main.cpp passes the id it was built for);
+// parses the flags in argv. Returns the exit code.
+int run_checker(const std::string& id, int argc, char** argv);
+
+}  // namespace prism::exercises

@@ -1,0 +1,31 @@
+// How far a kernel's output is from the reference's, as one number.
+//
+//   error = max_i |got_i - want_i| / max(1, max_i |want_i|)
+//
+// Dividing by the largest reference value makes the error relative for outputs larger than 1
+// (a row sum of 10^4, a matmul entry of 60) and absolute for small ones (softmax
+// probabilities, where a relative error of a value near 0 would mean nothing). A NaN or
+// infinity where the reference has something else makes the error infinite; NaN against NaN
+// and the same infinity against itself count as equal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tensor/tensor.h"
+
+namespace prism::exercises {
+
+struct Comparison {
+  double error = 0;
+  int64_t worst = -1;  // flat index of the element with the largest difference; -1 if none
+  double got = 0, want = 0;
+};
+
+// Both float32 tensors of the same shape.
+Comparison compare(const Tensor& got, const Tensor& want);
+
+// "[2,5]": the row-major position of flat index i in `shape`.
+std::string index_str(const Dims& shape, int64_t i);
+
+}  // namespace prism::exercises

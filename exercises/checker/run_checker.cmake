@@ -1,0 +1,29 @@
+# Runs one exercise checker for ctest and decides pass or fail (cmake -P).
+#   -DPROGRAM=path          the checker executable (run with --quick)
+#   -DEXPECT=regex          it must fail (exit 1: a case failed) with output matching regex
+#   -DLEARNER_FILE=path     a learner's file: while it holds the marker "TODO(exercise)" the
+#                           checker must reject it (it writes nothing yet); without the marker
+#                           the learner says it is done, and it must pass
+# Exit code 1 is the checker's "a case failed"; 2 (it could not check) and a crash never count
+# as the expected failure, so a wrong file cannot pass this test for the wrong reason.
+execute_process(COMMAND ${PROGRAM} --quick RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+
+if(DEFINED LEARNER_FILE)
+  file(READ ${LEARNER_FILE} source)
+  string(FIND "${source}" "TODO(exercise)" at)
+  if(at EQUAL -1)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "your kernel does not pass yet (exit code ${rc}); see above")
+    endif()
+    return()
+  endif()
+  set(EXPECT "elements of [A-Za-z]+ never written")
+endif()
+
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "expected the checker to reject this kernel (exit code 1), got '${rc}'")
+endif()
+if(NOT "${out}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the checker failed, but its output does not match: ${EXPECT}")
+endif()

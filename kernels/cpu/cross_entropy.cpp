@@ -1,0 +1,124 @@
+// cross_entropy of logits [rows, cols] against class indices (the math is in kernels/args.h
+// beside CrossEntropyArgs): two forward variants and the one backward kernel.
+//
+// "composed" (tag naive): what cross_entropy = nll_loss(log_softmax(x)) does as two ops. A
+// three-pass log_softmax writes every log-probability into an [rows, cols] buffer (the
+// workspace the front end allocated, so the profile shows it), then the nll step picks one
+// entry per row from it. Traffic: the logits read three times, rows x cols written and one
+// entry per row read back: for a language model's [tokens, vocabulary] logits that buffer is
+// as large as the logits themselves.
+//
+// "fused" (tag fused): per row, the online log-sum-exp (kernels/cpu/online_softmax.h: max and
+// sum of exponentials in one read, the sum rescaled when the max grows) and the target's logit,
+// read directly:
+//   loss_i = lse_i - x_i,target_i = (m_i - x_i,target_i) + log(s_i)
+// One read of the logits, nothing written but rows numbers (the lse that backward needs), no
+// [rows, cols] buffer at all.
+//
+// Backward ("fused", the only variant), one pass from the logits and the saved lse:
+//   dlogits_ij = g scale (exp(x_ij - lse_i) - [j == target_i])
+// where exp(x_ij - lse_i) is softmax(x)_ij and g scale is the loss's gradient times 1/rows for
+// the mean. lse is kept in float64 and subtracted in two float parts (hi + lo), so large logits
+// lose nothing there.
+//
+// Cost (docs/COSTS.md): forward 4 FLOPs per logit + 3 per row, backward 3 per logit + 1 per
+// row. Measured for [4096, 1024] float32, 1 thread (Zen 4, AVX-512): see docs/PERFORMANCE.md,
+// "Fused vs unfused (CPU)".
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/online_softmax.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+template <class T>
+void cross_entropy_composed(const CrossEntropyArgs<T>& a) {
+  // Step 1, log_softmax into the [rows, cols] workspace: max, sum of exponentials, write.
+  T* logp = a.workspace;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const T* x = a.logits + r * a.row_stride;
+    T m = x[0];
+    for (int64_t j = 1; j < a.cols; ++j) m = std::max(m, x[j * a.col_stride]);
+    double sum = 0;
+    for (int64_t j = 0; j < a.cols; ++j) sum += std::exp(static_cast<double>(x[j * a.col_stride] - m));
+    const T log_sum = static_cast<T>(std::log(sum));
+    for (int64_t j = 0; j < a.cols; ++j) logp[r * a.cols + j] = (x[j * a.col_stride] - m) - log_sum;
+    if (a.lse) a.lse[r] = static_cast<double>(m) + std::log(sum);
+  }
+  // Step 2, nll: minus the picked log-probabilities, reduced.
+  double total = 0;
+  for (int64_t r = 0; r < a.rows; ++r) total -= logp[r * a.cols + a.target[r * a.target_stride]];
+  a.loss[0] = static_cast<T>(total * a.scale);
+}
+
+template <class T, bool kUnit>
+double fused_row(const CrossEntropyArgs<T>& a, int64_t r) {
+  const T* x = a.logits + r * a.row_stride;
+  const RowMaxSum<T> ms = online_max_sum<T, kUnit>(x, a.cols, a.col_stride);
+  const double log_s = std::log(ms.sum);
+  if (a.lse) a.lse[r] = static_cast<double>(ms.max) + log_s;
+  const T picked = x[a.target[r * a.target_stride] * a.col_stride];
+  return (static_cast<double>(ms.max) - static_cast<double>(picked)) + log_s;
+}
+
+template <class T>
+void cross_entropy_fused(const CrossEntropyArgs<T>& a) {
+  double total = 0;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    total += a.col_stride == 1 ? fused_row<T, true>(a, r) : fused_row<T, false>(a, r);
+  }
+  a.loss[0] = static_cast<T>(total * a.scale);
+}
+
+template <class T, bool kUnit>
+void backward_row(const CrossEntropyBackwardArgs<T>& a, int64_t r, T gs) {
+  const int64_t st = kUnit ? 1 : a.col_stride;
+  const T* x = a.logits + r * a.row_stride;
+  T* d = a.dlogits + r * a.cols;
+  // lse as hi + lo in T: x - hi is exact where it matters (x close to lse), and lo carries the
+  // bits a single rounding of lse to T would drop.
+  const T hi = static_cast<T>(a.lse[r]);
+  const T lo = static_cast<T>(a.lse[r] - static_cast<double>(hi));
+#pragma omp simd
+  for (int64_t j = 0; j < a.cols; ++j) d[j] = gs * kernel_exp((x[j * st] - hi) - lo);
+  d[a.target[r * a.target_stride]] -= gs;
+}
+
+template <class T>
+void cross_entropy_backward_fused(const CrossEntropyBackwardArgs<T>& a) {
+  const T gs = static_cast<T>(static_cast<double>(a.g[0]) * a.scale);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    if (a.col_stride == 1) {
+      backward_row<T, true>(a, r, gs);
+    } else {
+      backward_row<T, false>(a, r, gs);
+    }
+  }
+}
+
+}  // namespace
+
+void register_cross_entropy(Registry& r) {
+  r.op("cross_entropy", Device::cpu,
+       "4 FLOPs per logit (max, sub+exp, sum) + 3 per row; bytes = logits + int64 targets + "
+       "loss (+ float64 lse per row when saved)")
+      .add<CrossEntropyArgs>("composed", VariantTag::naive,
+                             "log_softmax into a [rows, cols] buffer, then pick and reduce",
+                             &cross_entropy_composed<float>, &cross_entropy_composed<double>);
+  r.op("cross_entropy", Device::cpu)
+      .add<CrossEntropyArgs>("fused", VariantTag::fused,
+                             "online log-sum-exp and the target's logit per row, no buffer",
+                             &cross_entropy_fused<float>, &cross_entropy_fused<double>);
+  r.op("cross_entropy_backward", Device::cpu,
+       "3 FLOPs per logit (sub+exp, scale) + 1 per row (the one-hot); bytes = logits + targets "
+       "+ lse + dlogits")
+      .add<CrossEntropyBackwardArgs>("fused", VariantTag::fused,
+                                     "softmax minus one-hot from the saved lse, one pass",
+                                     &cross_entropy_backward_fused<float>,
+                                     &cross_entropy_backward_fused<double>);
+}
+
+}  // namespace prism::kernels::cpu

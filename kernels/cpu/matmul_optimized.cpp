@@ -1,0 +1,325 @@
+// Matmul, optimized variant: packed panels, a register-blocked SIMD microkernel, the BLIS loop
+// nest, and OpenMP threads over blocks of C.
+//
+// Idea (Goto & van de Geijn 2008, "Anatomy of high-performance matrix multiplication"; the BLIS
+// papers). The microkernel (matmul_microkernel.h) keeps a 14 x 32 float tile of C in 28 zmm
+// registers and runs at the FMA units' rate provided its two operands arrive from the caches with
+// unit stride. Everything else arranges that:
+//
+//   for jc < n step NC                      B panel  kc x nc   packed once per (jc, pc), in L3
+//     for pc < k step KC
+//       pack B[pc:pc+kc, jc:jc+nc]
+//       for ic < m step MC                  A block  mc x kc   packed once per (jc, pc, ic), L2
+//         pack A[ic:ic+mc, pc:pc+kc]
+//         for jr < nc step NR               B sliver kc x NR   reused by every A sliver
+//           for ir < mc step MR             A sliver MR x kc   streamed from L2
+//             C[ir:ir+MR, jr:jr+NR] (+)= A sliver @ B sliver    (microkernel, kc steps)
+//
+// Block sizes (kBlocking) from this machine's caches (Zen 4: 32 KiB L1d, 1 MiB L2 per core,
+// 32 MiB L3 shared) and from measurement:
+//   KC = 512: the textbook choice keeps the B sliver (kc x NR) in L1, kc = 128-192 for 32 floats
+//       a row. Measured on 2048^3, 1 thread: kc = 128: 89-91 GFLOP/s, 256: 97-99, 512: 102-105,
+//       1024: 104-105. What larger kc buys is fewer passes over C: each microkernel call loads
+//       and stores its 14 x 32 tile of C once per kc steps (from L3 or memory when C is large).
+//       The operands need only 184 bytes per step of 28 cycles, which L2 delivers easily, so the
+//       64 KiB B sliver does not have to sit in L1 on this core. k is cut into equal blocks
+//       (784 = 392 + 392).
+//   MC = 252: the packed A block (mc x kc floats = 504 KiB) fills half of L2, next to the B
+//       sliver being used and the lines of C passing through (mc from 112 to 1008 measured
+//       within 3% of each other).
+//   NC = 4096: the packed B panel (kc x nc = 8 MiB) takes a quarter of L3, so both threads'
+//       panels and a band of C fit.
+// float64 uses the same byte budgets (its tile is 14 x 16): kc = 512, mc = 126, nc = 2048.
+// Packing (matmul_pack.h) reads A and B through their strides, so a transposed operand costs
+// only the packing.
+//
+// Shapes the scheme fits badly are rearranged first (matmul_optimized below):
+//   a batch of A's over one shared B (batch stride 0)   one taller product, [batch m, k] @ B;
+//   one column, C = A @ b                               computed as one row, c^T = b^T @ A^T;
+//   one row, c = a @ B (a matrix-vector product)        no packing: matmul_gemv.h;
+//   a narrow C (m x 10)                                 computed as C^T = B^T @ A^T (10 x m), when
+//                                                       that leaves clearly fewer tile lanes idle.
+//
+// Threads: C is cut into a tm x tn grid of blocks, one per thread, along whole tiles (rows of all
+// batches together, so a batched product splits evenly too). Each thread runs the loop nest on
+// its block with its own packing buffers (thread-local, grown on demand, never freed), so the
+// threads share nothing and never wait for each other until the region ends. The price is that
+// each thread packs the operand it shares with its neighbours itself: k * (rows + cols) copies
+// per thread against 2 * rows * cols * k FLOPs, a few percent for the smallest blocks we split.
+// Products under kParallelMacs run on the calling thread: on this 2-core shared machine a
+// fork/join costs more than it saves for them, and a descheduled second thread stalls the join
+// (kernels/cpu/eigen_threads.h has the measurements).
+//
+// Cost: 2 m n k FLOPs per batch; packing m k (n / NC) + k n (m-blocks per thread) copies.
+// Measured: see docs/PERFORMANCE.md, "Matmul ladder".
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <new>
+
+#include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/matmul_gemv.h"
+#include "kernels/cpu/matmul_microkernel.h"
+#include "kernels/cpu/matmul_pack.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+// Same threshold as Eigen's products get (eigen_threads.h): about 0.1 ms of one core's work.
+constexpr int64_t kParallelMacs = int64_t{4} << 20;
+// Each extra thread must bring at least this much work.
+constexpr int64_t kMacsPerThread = int64_t{2} << 20;
+
+struct Blocking {
+  int64_t kc, mc, nc;
+};
+
+// The byte budgets above, in elements of T: a 64 KiB B sliver, a 512 KiB A block, an 8 MiB B
+// panel.
+template <class T>
+constexpr Blocking kBlocking = [] {
+  constexpr int64_t MR = MicroTile<T>::mr, NR = MicroTile<T>::nr;
+  const int64_t kc = (int64_t{64} << 10) / (NR * int64_t{sizeof(T)});
+  const int64_t mc = (int64_t{512} << 10) / (kc * int64_t{sizeof(T)}) / MR * MR;
+  const int64_t nc = (int64_t{8} << 20) / (kc * int64_t{sizeof(T)}) / NR * NR;
+  return Blocking{kc, mc, nc};
+}();
+
+// A growable 64-byte aligned scratch array, one per thread and element type.
+template <class T>
+class PackBuffer {
+ public:
+  T* get(int64_t count) {
+    if (count > capacity_) {
+      const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
+      data_.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
+      if (!data_) throw std::bad_alloc();
+      capacity_ = count;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+  int64_t capacity_ = 0;
+};
+
+template <class T>
+struct ThreadBuffers {
+  PackBuffer<T> a, b;
+};
+
+template <class T>
+ThreadBuffers<T>& thread_buffers() {
+  thread_local ThreadBuffers<T> buffers;
+  return buffers;
+}
+
+int64_t round_up(int64_t x, int64_t to) {
+  return (x + to - 1) / to * to;
+}
+
+// One product of the kernel's batch, in the general form the loop nest runs on: every operand,
+// C included, has its own batch, row and column strides (C's differ from [batch, m, n] when the
+// product is computed transposed, see `transposed`).
+template <class T>
+struct Problem {
+  const T* a;
+  const T* b;
+  T* c;
+  int64_t batch, m, n, k;
+  int64_t a_bs, a_rs, a_cs;
+  int64_t b_bs, b_rs, b_cs;
+  int64_t c_bs, c_rs, c_cs;
+};
+
+// C^T = B^T @ A^T: the same product with the roles of A and B exchanged, through strides only.
+template <class T>
+Problem<T> transposed(const Problem<T>& p) {
+  return {p.b,    p.a,    p.c,    p.batch, p.n,    p.m,    p.k,    p.b_bs,
+          p.b_cs, p.b_rs, p.a_bs, p.a_cs,  p.a_rs, p.c_bs, p.c_cs, p.c_rs};
+}
+
+// One thread's share of one product: C[0:m, 0:n] = A[0:m, 0:k] @ B[0:k, 0:n] (pointers and
+// sizes of p describe the block; batch and batch strides are not used).
+template <class T>
+void gemm_block(const Problem<T>& p) {
+  constexpr int MR = MicroTile<T>::mr, NR = MicroTile<T>::nr;
+  Blocking blk = kBlocking<T>;
+  // k in equal blocks (784 = 392 + 392 rather than 512 + 272): the same number of passes over C,
+  // each as long as the others.
+  blk.kc = (p.k + (p.k + blk.kc - 1) / blk.kc - 1) / ((p.k + blk.kc - 1) / blk.kc);
+  ThreadBuffers<T>& buf = thread_buffers<T>();
+  T* bpack = buf.b.get(round_up(std::min(p.n, blk.nc), NR) * std::min(p.k, blk.kc));
+  T* apack = buf.a.get(round_up(std::min(p.m, blk.mc), MR) * std::min(p.k, blk.kc));
+
+  for (int64_t jc = 0; jc < p.n; jc += blk.nc) {
+    const int64_t nc = std::min(blk.nc, p.n - jc);
+    for (int64_t pc = 0; pc < p.k; pc += blk.kc) {
+      const int64_t kc = std::min(blk.kc, p.k - pc);
+      const bool accumulate = pc > 0;
+      pack_slivers<NR>(p.b + pc * p.b_rs + jc * p.b_cs, p.b_cs, p.b_rs, nc, kc, bpack);
+      for (int64_t ic = 0; ic < p.m; ic += blk.mc) {
+        const int64_t mc = std::min(blk.mc, p.m - ic);
+        pack_slivers<MR>(p.a + ic * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, mc, kc, apack);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const T* bs = bpack + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            tile_update(kc, apack + ir * kc, bs, p.c + (ic + ir) * p.c_rs + (jc + jr) * p.c_cs,
+                        p.c_rs, p.c_cs, std::min<int64_t>(MR, mc - ir),
+                        std::min<int64_t>(NR, nc - jr), accumulate);
+          }
+        }
+      }
+    }
+  }
+}
+
+// A one-row block, c = a @ B, without packing B (matmul_gemv.h).
+template <class T>
+void gemv_block(const Problem<T>& p) {
+  const T* a = p.a;
+  if (p.a_cs != 1) {
+    T* contiguous = thread_buffers<T>().a.get(p.k);
+    for (int64_t i = 0; i < p.k; ++i) contiguous[i] = p.a[i * p.a_cs];
+    a = contiguous;
+  }
+  gemv_row(p.n, p.k, a, p.b, p.b_rs, p.b_cs, p.c);
+}
+
+// How C is split among threads: a tm x tn grid over units of whole tiles; rows count the tiles of
+// every batch in turn (unit u is rows [(u % tiles_m) * MR, ...) of batch u / tiles_m).
+struct Grid {
+  int tm = 1, tn = 1;
+};
+
+// The grid for `threads` threads that minimises one thread's work: its (padded) tile area plus
+// the packing it repeats, weighted as a copy costing about as much as 32 multiply-adds (one
+// element copied per cycle against one 16-lane FMA on each of two units).
+Grid choose_grid(int threads, int64_t units_m, int64_t units_n, int64_t mr, int64_t nr) {
+  Grid best;
+  double best_cost = 0;
+  for (int tm = 1; tm <= threads; ++tm) {
+    for (int tn = 1; tm * tn <= threads; ++tn) {
+      if (tm > units_m || tn > units_n) continue;
+      const double rows = static_cast<double>((units_m + tm - 1) / tm * mr);
+      const double cols = static_cast<double>((units_n + tn - 1) / tn * nr);
+      const double cost = rows * cols + 32 * (rows + cols);
+      if (best_cost == 0 || cost < best_cost) {
+        best_cost = cost;
+        best = {tm, tn};
+      }
+    }
+  }
+  return best;
+}
+
+// The multiply-adds the microkernels do for an m x n product: edge tiles are cut to an even
+// number of rows and a whole number of vectors (matmul_microkernel.h).
+template <class T>
+int64_t padded_area(int64_t m, int64_t n) {
+  return round_up(m, 2) * round_up(n, MicroTile<T>::lanes);
+}
+
+template <class T>
+void run(const Problem<T>& p) {
+  constexpr int MR = MicroTile<T>::mr, NR = MicroTile<T>::nr;
+  const int64_t tiles_m = (p.m + MR - 1) / MR;
+  const int64_t units_m = p.batch * tiles_m, units_n = (p.n + NR - 1) / NR;
+  const int64_t macs = p.batch * p.m * p.n * p.k;
+  int threads = 1;
+  if (macs >= kParallelMacs && !omp_in_parallel()) {
+    threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), macs / kMacsPerThread));
+  }
+  const Grid grid = choose_grid(threads, units_m, units_n, MR, NR);
+
+  // Block t of the grid: row units [u0, u1) (possibly spanning batches), columns [c0, c1).
+  auto run_block = [&](int t) {
+    const int64_t ti = t / grid.tn, tj = t % grid.tn;
+    const int64_t u0 = units_m * ti / grid.tm, u1 = units_m * (ti + 1) / grid.tm;
+    const int64_t c0 = std::min(p.n, units_n * tj / grid.tn * NR);
+    const int64_t c1 = std::min(p.n, units_n * (tj + 1) / grid.tn * NR);
+    for (int64_t u = u0; u < u1;) {
+      const int64_t b = u / tiles_m;
+      const int64_t last = std::min(u1, (b + 1) * tiles_m);  // this batch's units end here
+      const int64_t r0 = (u - b * tiles_m) * MR;
+      const int64_t r1 = std::min(p.m, (last - b * tiles_m) * MR);
+      Problem<T> block = p;
+      block.a = p.a + b * p.a_bs + r0 * p.a_rs;
+      block.b = p.b + b * p.b_bs + c0 * p.b_cs;
+      block.c = p.c + b * p.c_bs + r0 * p.c_rs + c0 * p.c_cs;
+      block.m = r1 - r0;
+      block.n = c1 - c0;
+      if (block.m == 1 && block.c_cs == 1) {
+        gemv_block(block);
+      } else {
+        gemm_block(block);
+      }
+      u = last;
+    }
+  };
+
+  const int blocks = grid.tm * grid.tn;
+  if (blocks == 1) {
+    run_block(0);
+    return;
+  }
+  // An exception (a failed buffer allocation) must not leave an OpenMP region: keep the first
+  // and rethrow it on the calling thread.
+  std::exception_ptr error;
+#pragma omp parallel num_threads(blocks)
+  {
+    // The runtime may give fewer threads than asked; the blocks are then shared round-robin.
+    for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) {
+      try {
+        run_block(t);
+      } catch (...) {
+#pragma omp critical(prism_matmul_optimized_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+template <class T>
+void matmul_optimized(const MatmulArgs<T>& a) {
+  if (a.m == 0 || a.n == 0 || a.batch == 0) return;
+  if (a.k == 0) {
+    std::fill(a.c, a.c + a.batch * a.m * a.n, T(0));
+    return;
+  }
+  Problem<T> p{a.a,    a.b,    a.c,    a.batch, a.m,    a.n,       a.k, a.a_bs,
+               a.a_rs, a.a_cs, a.b_bs, a.b_rs,  a.b_cs, a.m * a.n, a.n, 1};
+  // A shared B (batch stride 0) under an A whose batches follow each other row after row is one
+  // taller product: [batch * m, k] @ [k, n], and C is already laid out that way.
+  if (p.batch > 1 && p.b_bs == 0 && p.a_bs == p.m * p.a_rs) {
+    p.m *= p.batch;
+    p.batch = 1;
+  }
+  // A narrow C (n = 10 classes: 10 of a vector's 16 lanes would do useful work) is computed
+  // transposed, C^T = B^T @ A^T, when that wastes clearly less of the tiles: 128 x 10 pads to
+  // 128 x 16 one way and 10 x 128 the other. Its stores then go through the scratch tile.
+  // One column (C = A @ b) is computed as one row, c^T = b^T @ A^T: the matrix-vector path.
+  if (p.m > 1 && (p.n == 1 || 4 * padded_area<T>(p.n, p.m) < 3 * padded_area<T>(p.m, p.n))) {
+    p = transposed(p);
+  }
+  run(p);
+}
+
+}  // namespace
+
+void register_matmul_optimized(Registry& r) {
+  r.op("matmul", Device::cpu)
+      .add<MatmulArgs>("optimized", VariantTag::optimized,
+                       "packed panels, register-blocked SIMD microkernel, OpenMP over blocks of C",
+                       &matmul_optimized<float>, &matmul_optimized<double>);
+}
+
+}  // namespace prism::kernels::cpu

@@ -1,0 +1,125 @@
+// The SIMD vector the optimized matmul's microkernel is written in, for the widest instruction
+// set the compiler targets (the build uses -march=native):
+//   AVX-512F      16 floats / 8 doubles per register, 32 vector registers
+//   AVX2 + FMA     8 floats / 4 doubles per register, 16 vector registers
+//   otherwise      a plain array the compiler may auto-vectorize (SSE2 on any x86-64), 16
+//   "registers"
+// The microkernel only needs six operations: zero, load, store, broadcast, add, and the fused
+// multiply-add acc + a * b (one rounding, as the hardware FMA does; the portable path uses
+// std::fma only where the target has an FMA instruction, a plain a * b + acc otherwise).
+#pragma once
+
+#include <cmath>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+namespace prism::kernels::cpu::simd {
+
+template <class T>
+struct Vec;
+
+#if defined(__AVX512F__)
+
+inline constexpr int kRegisters = 32;
+inline constexpr const char* kIsa = "AVX-512";
+
+template <>
+struct Vec<float> {
+  using V = __m512;
+  static constexpr int lanes = 16;
+  static V zero() { return _mm512_setzero_ps(); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V broadcast(float x) { return _mm512_set1_ps(x); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+};
+
+template <>
+struct Vec<double> {
+  using V = __m512d;
+  static constexpr int lanes = 8;
+  static V zero() { return _mm512_setzero_pd(); }
+  static V load(const double* p) { return _mm512_loadu_pd(p); }
+  static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
+  static V broadcast(double x) { return _mm512_set1_pd(x); }
+  static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
+};
+
+#elif defined(__AVX2__) && defined(__FMA__)
+
+inline constexpr int kRegisters = 16;
+inline constexpr const char* kIsa = "AVX2";
+
+template <>
+struct Vec<float> {
+  using V = __m256;
+  static constexpr int lanes = 8;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V broadcast(float x) { return _mm256_set1_ps(x); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+};
+
+template <>
+struct Vec<double> {
+  using V = __m256d;
+  static constexpr int lanes = 4;
+  static V zero() { return _mm256_setzero_pd(); }
+  static V load(const double* p) { return _mm256_loadu_pd(p); }
+  static void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  static V broadcast(double x) { return _mm256_set1_pd(x); }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
+};
+
+#else
+
+inline constexpr int kRegisters = 16;
+inline constexpr const char* kIsa = "portable";
+
+// 16 bytes per "register", like SSE2: small enough that GCC keeps a tile of them in registers.
+template <class T>
+struct Vec {
+  static constexpr int lanes = 16 / sizeof(T);
+  struct V {
+    T x[lanes];
+  };
+  static V zero() { return V{}; }
+  static V load(const T* p) {
+    V v;
+    for (int l = 0; l < lanes; ++l) v.x[l] = p[l];
+    return v;
+  }
+  static void store(T* p, V v) {
+    for (int l = 0; l < lanes; ++l) p[l] = v.x[l];
+  }
+  static V broadcast(T s) {
+    V v;
+    for (int l = 0; l < lanes; ++l) v.x[l] = s;
+    return v;
+  }
+  static V add(V a, V b) {
+    for (int l = 0; l < lanes; ++l) a.x[l] += b.x[l];
+    return a;
+  }
+  static V fma(V a, V b, V acc) {
+    for (int l = 0; l < lanes; ++l) {
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+      acc.x[l] = std::fma(a.x[l], b.x[l], acc.x[l]);
+#else
+      acc.x[l] += a.x[l] * b.x[l];
+#endif
+    }
+    return acc;
+  }
+};
+
+#endif
+
+}  // namespace prism::kernels::cpu::simd

@@ -1,0 +1,87 @@
+// Optimizer updates, fused variant (the default): one loop over the elements, updating the
+// parameter and its state in place (the math is in kernels/args.h, beside SgdArgs and
+// AdamArgs).
+//
+// Idea: everything an update needs for element i (param, grad, momentum / moments) is at index
+// i of contiguous buffers, so one pass reads each buffer once and writes param and state once:
+// Adam moves 7 numbers per element (read p, g, m, v; write p, m, v). A framework that composes
+// the same math from whole-tensor ops makes one pass per op and a temporary for each result
+// that has nowhere else to go: kernels/cpu/optim_per_tensor.cpp is that, for comparison
+// (20 numbers per element for Adam without weight decay: eight passes, three of them over a
+// temporary).
+//
+// Both variants do the same IEEE operations in the same order on the same values, so their
+// results agree bit for bit (tests/kernels/optim_variants_test.cpp). Each line below is written
+// in the order the per-tensor passes apply it (b1 * m, then + (1 - b1) * g, ...), and both files
+// are compiled with -ffp-contract=off (kernels/CMakeLists.txt) so that neither turns a*b + c
+// into a fused multiply-add, which rounds once instead of twice.
+//
+// Cost: SGD 2-8 FLOPs per element over 12-20 bytes (float32), Adam 13-15 FLOPs over 28 bytes:
+// memory-bound on any machine, so the figure to watch is GB/s (docs/COSTS.md has the formulas).
+// Adam on 1M float32 parameters, 1 thread, Zen 4: see docs/PERFORMANCE.md, "Fused vs unfused
+// (CPU)".
+#include <cmath>
+
+#include "kernels/cpu/kernel_list.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+template <class T>
+void sgd_fused(const SgdArgs<T>& a) {
+  const T lr = static_cast<T>(a.lr);
+  const T mu = static_cast<T>(a.momentum);
+  const T wd = static_cast<T>(a.weight_decay);
+  for (int64_t i = 0; i < a.numel; ++i) {
+    T g = a.grad[i];
+    if (a.weight_decay != 0) g = g + wd * a.param[i];  // L2 penalty wd/2 |p|^2 has gradient wd p
+    if (a.velocity) {
+      const T v = mu * a.velocity[i] + g;
+      a.velocity[i] = v;
+      g = a.nesterov ? g + mu * v : v;  // Nesterov: look ahead along the new velocity
+    }
+    a.param[i] = a.param[i] - lr * g;
+  }
+}
+
+template <class T>
+void adam_fused(const AdamArgs<T>& a) {
+  const T b1 = static_cast<T>(a.beta1), one_minus_b1 = static_cast<T>(1 - a.beta1);
+  const T b2 = static_cast<T>(a.beta2), one_minus_b2 = static_cast<T>(1 - a.beta2);
+  const T eps = static_cast<T>(a.eps);
+  const T wd = static_cast<T>(a.weight_decay);
+  const T decay = static_cast<T>(1 - a.lr * a.weight_decay);  // AdamW's shrink factor
+  const T step_size = static_cast<T>(a.lr / a.bias_correction1);
+  const T bc2_sqrt = static_cast<T>(std::sqrt(a.bias_correction2));
+  const bool l2 = a.weight_decay != 0 && !a.decoupled;
+  const bool shrink = a.weight_decay != 0 && a.decoupled;
+  for (int64_t i = 0; i < a.numel; ++i) {
+    T p = a.param[i];
+    T g = a.grad[i];
+    if (l2) g = g + wd * p;  // L2: the penalty's gradient goes through the moments
+    if (shrink) p = p * decay;  // decoupled: decay the weight itself, outside the moments
+    const T m = b1 * a.m[i] + one_minus_b1 * g;
+    const T v = b2 * a.v[i] + one_minus_b2 * g * g;
+    a.m[i] = m;
+    a.v[i] = v;
+    const T denom = std::sqrt(v) / bc2_sqrt + eps;
+    a.param[i] = p - step_size * m / denom;
+  }
+}
+
+}  // namespace
+
+void register_optim_fused(Registry& r) {
+  r.op("sgd_update", Device::cpu,
+       "2 FLOP/elem + 2 with weight decay + 2 with momentum + 2 more for Nesterov; bytes = "
+       "param read+write + grad (+ velocity read+write)")
+      .add<SgdArgs>("fused", VariantTag::fused, "one in-place loop over param, grad, velocity",
+                    &sgd_fused<float>, &sgd_fused<double>);
+  r.op("adam_update", Device::cpu,
+       "13 FLOP/elem + 2 with L2 weight decay (Adam) or + 1 decoupled (AdamW); bytes = param, "
+       "m, v read+write + grad")
+      .add<AdamArgs>("fused", VariantTag::fused, "one in-place loop over param, grad, m, v",
+                     &adam_fused<float>, &adam_fused<double>);
+}
+
+}  // namespace prism::kernels::cpu

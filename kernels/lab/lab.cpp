@@ -1,0 +1,237 @@
+// run_lab: validation, then timing (the method is described at the top of lab.h).
+#include "kernels/lab/lab.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/lab/lab_op.h"
+#include "profiler/clock.h"
+#include "profiler/statistics.h"
+
+namespace prism::lab {
+namespace {
+
+namespace stats = profiler::stats;
+
+// The variant others are validated against: the trusted library if the op has one, else the
+// clearest loop, else the default.
+const kernels::KernelEntry& baseline_of(const kernels::OpKernels& k) {
+  for (const auto& e : k.entries()) {
+    if (e.tag == kernels::VariantTag::reference && e.has(DType::f32)) return e;
+  }
+  if (const auto* naive = k.find("naive"); naive && naive->has(DType::f32)) return *naive;
+  return k.default_entry();
+}
+
+// max |y - ref| / max |ref| over all outputs (NaN if y has a NaN where ref has a number).
+double normalized_error(Case& got, Case& ref) {
+  double max_diff = 0, max_ref = 0;
+  auto got_out = got.outputs();
+  auto ref_out = ref.outputs();
+  for (size_t o = 0; o < ref_out.size(); ++o) {
+    const float* y = got_out[o].buffer->data();
+    const float* r = ref_out[o].buffer->data();
+    for (int64_t i = 0; i < ref_out[o].buffer->size(); ++i) {
+      const double d = std::abs(static_cast<double>(y[i]) - r[i]);
+      if (std::isnan(d) && !std::isnan(r[i])) return std::numeric_limits<double>::quiet_NaN();
+      if (!std::isnan(d)) max_diff = std::max(max_diff, d);
+      if (std::isfinite(r[i])) max_ref = std::max(max_ref, std::abs(static_cast<double>(r[i])));
+    }
+  }
+  return max_ref > 0 ? max_diff / max_ref : max_diff;
+}
+
+ValidationCheck check_one(const LabOp& op, const kernels::KernelEntry& variant,
+                          const kernels::KernelEntry& baseline, const std::string& size,
+                          uint64_t seed) {
+  auto ref = op.make(size, seed);
+  auto got = op.make(size, seed);
+  ref->prepare_validation();
+  ref->run(baseline);
+  got->prepare_validation();
+  got->run(variant);
+  ValidationCheck c;
+  c.size = size;
+  for (const Output& o : got->outputs()) c.guards_ok = c.guards_ok && o.buffer->guards_intact();
+  c.error = normalized_error(*got, *ref);
+  if (!c.guards_ok) {
+    c.ok = false;
+    c.what = "wrote outside its output buffer (a guard value changed)";
+  } else if (std::isnan(c.error)) {
+    c.ok = false;
+    c.what = "left output elements unwritten or produced NaN where the reference has numbers";
+  } else if (c.error > op.tolerance) {
+    c.ok = false;
+    c.what = "error above the tolerance";
+  }
+  return c;
+}
+
+std::vector<const kernels::KernelEntry*> chosen_variants(const kernels::OpKernels& k,
+                                                         const LabOptions& opts) {
+  std::vector<const kernels::KernelEntry*> out;
+  if (opts.variants.empty()) {
+    for (const auto& e : k.entries()) {
+      if (e.has(DType::f32)) out.push_back(&e);
+    }
+    return out;
+  }
+  for (const std::string& name : opts.variants) out.push_back(&k.at(name));  // Error if unknown
+  return out;
+}
+
+// Times `variant` on `c`, filling the timing fields of `row`.
+void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions& opts,
+                  TimingRow& row) {
+  // The first call (cold caches, page faults on fresh buffers) estimates the cost of one call.
+  int64_t t0 = profiler::now_ns();
+  c.run(variant);
+  double one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0));
+  const int reps = std::max(opts.repetitions, 1);
+  const double min_sample_ns = opts.min_sample_ms * 1e6;
+  const double estimate_s = std::max(one_ns, min_sample_ns) * (reps + 2) * 1e-9;
+  if (estimate_s > opts.max_variant_s) {
+    row.note = "not timed: one call takes " + std::to_string(one_ns * 1e-9).substr(0, 5) +
+               " s, the samples would take ~" + std::to_string(static_cast<int>(estimate_s)) +
+               " s (raise --max-seconds)";
+    return;
+  }
+  // Warm-up: at least 2 more calls and about one sample's worth of time.
+  t0 = profiler::now_ns();
+  int warm = 0;
+  while (warm < 2 || static_cast<double>(profiler::now_ns() - t0) < min_sample_ns) {
+    c.run(variant);
+    ++warm;
+  }
+  one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / warm);
+  const int64_t calls = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_sample_ns / one_ns)));
+  row.calls_per_sample = calls;
+  for (int r = 0; r < reps; ++r) {
+    t0 = profiler::now_ns();
+    for (int64_t i = 0; i < calls; ++i) c.run(variant);
+    row.samples_ns.push_back(static_cast<double>(profiler::now_ns() - t0) / calls);
+  }
+  const stats::Summary s = stats::summarize(row.samples_ns, opts.seed);
+  row.timed = true;
+  row.median_ns = s.median;
+  row.ci_low_ns = s.ci_low;
+  row.ci_high_ns = s.ci_high;
+  row.err_pct = s.err_pct;
+  row.mad_ns = s.mad;
+  row.unstable = s.unstable;
+  row.gflops = row.flops / s.median;  // FLOPs per ns = GFLOP/s
+  row.gbs = row.bytes / s.median;
+  if (opts.peak_gflops > 0) row.pct_peak_flops = 100 * row.gflops / opts.peak_gflops;
+  if (opts.peak_gbs > 0) row.pct_peak_bw = 100 * row.gbs / opts.peak_gbs;
+  if (opts.peak_gflops > 0 && opts.peak_gbs > 0 && row.bytes > 0) {
+    // Roofline: the best a kernel of this arithmetic intensity can do on this machine.
+    const double intensity = static_cast<double>(row.flops) / row.bytes;
+    const double attainable = std::min(opts.peak_gflops, intensity * opts.peak_gbs);
+    row.pct_roofline = attainable > 0 ? 100 * row.gflops / attainable : 0;
+  }
+}
+
+// Fills the speed-up columns of each timed row of one size against `naive` and `ref`.
+void add_speedups(std::vector<TimingRow*>& rows, const TimingRow* naive, const TimingRow* ref,
+                  uint64_t seed) {
+  for (TimingRow* r : rows) {
+    if (!r->timed) continue;
+    if (naive && naive->timed) {
+      r->x_naive = naive->median_ns / r->median_ns;
+      const auto ci = stats::bootstrap_ratio_ci(naive->samples_ns, r->samples_ns, 0.95, 2000, seed);
+      r->x_naive_low = ci.low;
+      r->x_naive_high = ci.high;
+    }
+    if (ref && ref->timed) {
+      r->x_ref = ref->median_ns / r->median_ns;
+      const auto ci = stats::bootstrap_ratio_ci(ref->samples_ns, r->samples_ns, 0.95, 2000, seed);
+      r->x_ref_low = ci.low;
+      r->x_ref_high = ci.high;
+      if (r != ref) {
+        const auto mw = stats::mann_whitney_u(r->samples_ns, ref->samples_ns);
+        r->faster_than_ref = mw.p_a_less < 0.05;
+        r->slower_than_ref = stats::mann_whitney_u(ref->samples_ns, r->samples_ns).p_a_less < 0.05;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+LabResult run_lab(const LabOptions& opts) {
+  const LabOp& op = find_lab_op(opts.op);
+  const kernels::OpKernels& k = kernels::registry().at(op.op, Device::cpu);
+  const std::vector<std::string> sizes = opts.sizes.empty() ? op.default_sizes : opts.sizes;
+  for (const std::string& s : sizes) op.make(s, opts.seed);  // a bad size fails before any work
+
+  const int saved_threads = omp_get_max_threads();
+  omp_set_num_threads(std::max(opts.threads, 1));
+  struct RestoreThreads {
+    int n;
+    ~RestoreThreads() { omp_set_num_threads(n); }
+  } restore{saved_threads};
+
+  LabResult result;
+  result.op = op.op;
+  result.threads = std::max(opts.threads, 1);
+  result.tolerance = op.tolerance;
+  result.peak_gflops = opts.peak_gflops;
+  result.peak_gbs = opts.peak_gbs;
+  const kernels::KernelEntry& baseline = baseline_of(k);
+  result.baseline = baseline.name;
+  const auto variants = chosen_variants(k, opts);
+
+  // 1. Validation: odd sizes, then the sizes about to be timed.
+  std::vector<std::string> check_sizes = op.validation_sizes;
+  check_sizes.insert(check_sizes.end(), sizes.begin(), sizes.end());
+  for (const kernels::KernelEntry* v : variants) {
+    VariantValidation vv;
+    vv.variant = v->name;
+    vv.tag = kernels::tag_name(v->tag);
+    uint64_t seed = opts.seed;
+    for (const std::string& s : check_sizes) {
+      ValidationCheck c = check_one(op, *v, baseline, s, ++seed);
+      vv.valid = vv.valid && c.ok;
+      if (std::isnan(c.error) || c.error > vv.worst_error) vv.worst_error = c.error;
+      vv.checks.push_back(std::move(c));
+    }
+    result.validation.push_back(std::move(vv));
+  }
+
+  // 2. Timing, size by size, variants side by side.
+  for (const std::string& s : sizes) {
+    std::vector<TimingRow*> size_rows;
+    const size_t first = result.rows.size();
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const kernels::KernelEntry& v = *variants[i];
+      TimingRow row;
+      row.variant = v.name;
+      row.tag = kernels::tag_name(v.tag);
+      row.size = s;
+      row.valid = result.validation[i].valid;
+      auto c = op.make(s, opts.seed);
+      const profiler::Cost cost = c->cost();
+      row.flops = cost.flops;
+      row.bytes = cost.bytes;
+      row.workspace_bytes = c->workspace_bytes(v);
+      if (!row.valid) row.note = "not timed: failed validation";
+      else time_variant(*c, v, opts, row);
+      result.rows.push_back(std::move(row));
+    }
+    const TimingRow *naive = nullptr, *ref = nullptr;
+    for (size_t i = first; i < result.rows.size(); ++i) {
+      size_rows.push_back(&result.rows[i]);
+      if (result.rows[i].variant == "naive") naive = &result.rows[i];
+      if (result.rows[i].variant == baseline.name && result.rows[i].tag == "reference") {
+        ref = &result.rows[i];
+      }
+    }
+    add_speedups(size_rows, naive, ref, opts.seed);
+  }
+  return result;
+}
+
+}  // namespace prism::lab

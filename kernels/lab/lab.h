@@ -1,0 +1,94 @@
+// The kernel lab: validate every variant of an op against the reference, then time them side
+// by side with statistics (`prism lab OP`).
+//
+//   1. Validation. For each validation size (odd shapes) and each timed size, every registered
+//      variant runs on the same fresh random inputs as the baseline (the op's reference
+//      variant, else its naive one). Outputs are poisoned with NaN first and surrounded by
+//      guard values, so an unwritten element or an out-of-bounds write fails. The error is
+//      normalized: max |y - y_ref| / max |y_ref|, against the op's float32 tolerance.
+//      A variant that fails anywhere is reported and never timed.
+//   2. Timing. Warm-up, then `repetitions` samples; each sample times enough back-to-back
+//      calls to last at least `min_sample_ms`, and records the time per call. The summary is
+//      the median, a 95% bootstrap interval, err% and an "unstable" flag
+//      (profiler/statistics.h); speed-ups over naive and over the reference come with a
+//      bootstrap interval of the ratio and a Mann-Whitney test of "faster".
+// Kernels are called directly on raw buffers (lab_op.h): no tensors, autograd or profiler in
+// the timed loop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prism::lab {
+
+struct LabOptions {
+  std::string op;
+  std::vector<std::string> sizes;     // empty: the op's default sizes
+  std::vector<std::string> variants;  // empty: every registered variant
+  int threads = 1;
+  int repetitions = 11;        // timed samples per variant and size (at least 9 for the table)
+  double min_sample_ms = 20;   // each sample lasts at least this long
+  double max_variant_s = 20;   // a variant whose estimated timing exceeds this is not timed
+  uint64_t seed = 1;
+  // The machine's measured peaks at this thread count (prism machine); 0 = unknown.
+  double peak_gflops = 0;
+  double peak_gbs = 0;
+};
+
+struct ValidationCheck {
+  std::string size;
+  double error = 0;   // normalized max error (NaN when an output was left unwritten)
+  bool guards_ok = true;
+  bool ok = true;
+  std::string what;   // why it failed, empty when ok
+};
+
+struct VariantValidation {
+  std::string variant;
+  std::string tag;
+  bool valid = true;
+  double worst_error = 0;
+  std::vector<ValidationCheck> checks;
+};
+
+struct TimingRow {
+  std::string variant;
+  std::string tag;
+  std::string size;
+  bool valid = true;
+  bool timed = false;
+  std::string note;  // why a variant was not timed
+  int64_t calls_per_sample = 0;
+  std::vector<double> samples_ns;  // time per call, one entry per sample
+  double median_ns = 0, ci_low_ns = 0, ci_high_ns = 0, err_pct = 0, mad_ns = 0;
+  bool unstable = false;
+  double gflops = 0, gbs = 0;
+  double pct_peak_flops = 0, pct_peak_bw = 0, pct_roofline = 0;  // 0 when the peak is unknown
+  int64_t workspace_bytes = 0;
+  // Speed-up of this variant over naive / over the reference: median ratio and its interval;
+  // 0 when that baseline was not timed. *_faster: Mann-Whitney one-sided p < 0.05.
+  double x_naive = 0, x_naive_low = 0, x_naive_high = 0;
+  double x_ref = 0, x_ref_low = 0, x_ref_high = 0;
+  bool faster_than_ref = false, slower_than_ref = false;
+  int64_t flops = 0, bytes = 0;
+};
+
+struct LabResult {
+  std::string op;
+  std::string baseline;  // the variant every other is validated against
+  int threads = 1;
+  double tolerance = 0;
+  double peak_gflops = 0, peak_gbs = 0;
+  std::vector<VariantValidation> validation;
+  std::vector<TimingRow> rows;  // size-major, then variants in registry order
+};
+
+// Runs the lab. Throws prism::Error on an unknown op, size or variant.
+LabResult run_lab(const LabOptions& opts);
+
+// The human-readable report and the JSON document (one row per variant and size).
+std::string format_lab(const LabResult& r);
+std::string lab_json(const LabResult& r);
+
+}  // namespace prism::lab

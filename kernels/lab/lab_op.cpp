@@ -1,0 +1,93 @@
+#include "kernels/lab/lab_op.h"
+
+#include <charconv>
+
+#include "kernels/lab/lab_ops_list.h"
+
+namespace prism::lab {
+
+void Case::prepare_validation() {
+  for (Output& o : outputs()) o.buffer->poison();
+}
+
+uint64_t InputRng::next_u64() {
+  // splitmix64 (Steele, Lea and Flood 2014): one add and two xor-shift-multiplies per number,
+  // plenty for test inputs.
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+float InputRng::uniform(float low, float high) {
+  // The top 24 bits give every float in [0, 1) with a 2^-24 step, exactly representable.
+  const float u = static_cast<float>(next_u64() >> 40) * 0x1.0p-24f;
+  return low + (high - low) * u;
+}
+
+std::vector<float> InputRng::vector(int64_t n, float low, float high) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = uniform(low, high);
+  return v;
+}
+
+std::vector<int64_t> parse_dims(const std::string& op, const std::string& syntax,
+                                const std::string& text, size_t min_count, size_t max_count) {
+  std::vector<int64_t> dims;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    int64_t v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || v < 1 || v > (int64_t{1} << 40)) {
+      dims.clear();
+      break;
+    }
+    dims.push_back(v);
+    p = next;
+    if (p < end) {
+      if (*p != 'x' || p + 1 == end) {
+        dims.clear();
+        break;
+      }
+      ++p;
+    }
+  }
+  if (dims.size() < min_count || dims.size() > max_count) {
+    throw Error("lab " + op + ": bad size '" + text + "': expected " + syntax +
+                " (positive whole numbers joined by 'x')");
+  }
+  return dims;
+}
+
+std::pair<std::string, std::string> split_suffix(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return {text, ""};
+  return {text.substr(0, colon), text.substr(colon + 1)};
+}
+
+const std::vector<LabOp>& lab_ops() {
+  static const std::vector<LabOp> ops = [] {
+    std::vector<LabOp> v;
+    add_matmul_lab_ops(v);
+    add_elementwise_lab_ops(v);
+    add_reduce_lab_ops(v);
+    add_softmax_lab_ops(v);
+    add_conv_lab_ops(v);
+    add_pool_lab_ops(v);
+    add_optim_lab_ops(v);
+    return v;
+  }();
+  return ops;
+}
+
+const LabOp& find_lab_op(const std::string& name) {
+  std::string known;
+  for (const LabOp& op : lab_ops()) {
+    if (op.op == name) return op;
+    known += (known.empty() ? "" : ", ") + op.op;
+  }
+  throw Error("lab: no lab for op '" + name + "' (the lab knows: " + known + ")");
+}
+
+}  // namespace prism::lab

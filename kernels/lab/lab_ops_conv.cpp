@@ -1,0 +1,218 @@
+// Lab adapters for conv2d and its two gradients, and for max / average pooling.
+//
+// conv size "NxCxHxWxOxK[:sSpP]": N images of C x H x W, O output channels, K x K kernel,
+// stride S (default 1), padding P (default K/2, "same" size for odd K at stride 1).
+// pool size "PxHxW[:kKsSpP]": P planes (images x channels) of H x W, window K (default 2),
+// stride S (default K), padding P (default 0).
+// Costs mirror tensor/costs.cpp (docs/COSTS.md): 2 MACs-worth of FLOPs per multiply-add.
+#include <cctype>
+#include <map>
+
+#include "kernels/lab/lab_ops_list.h"
+
+namespace prism::lab {
+namespace {
+
+// "s2p1" -> {s: 2, p: 1}; letters outside `allowed` or a missing number are errors.
+std::map<char, int64_t> parse_params(const std::string& op, const std::string& syntax,
+                                     const std::string& size, const std::string& text,
+                                     const std::string& allowed) {
+  std::map<char, int64_t> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const char key = text[i++];
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (allowed.find(key) == std::string::npos || j == i || j - i > 6) {
+      throw Error("lab " + op + ": bad size '" + size + "': expected " + syntax);
+    }
+    out[key] = std::stoll(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p) { return (in + 2 * p - k) / s + 1; }
+
+// ---- conv2d ------------------------------------------------------------------------------------
+enum class ConvOp { forward, backward_input, backward_weight };
+
+constexpr const char* kConvSyntax = "NxCxHxWxOxK, optionally :sSpP (stride, padding)";
+
+class ConvCase : public Case {
+ public:
+  ConvCase(ConvOp which, const std::vector<int64_t>& d, int64_t stride, int64_t padding,
+           uint64_t seed)
+      : which_(which) {
+    a_ = {};
+    a_.n = d[0], a_.c = d[1], a_.h = d[2], a_.w = d[3], a_.o = d[4], a_.kh = d[5], a_.kw = d[5];
+    a_.stride = stride, a_.padding = padding;
+    a_.ho = window_out(a_.h, a_.kh, stride, padding);
+    a_.wo = window_out(a_.w, a_.kw, stride, padding);
+    InputRng rng(seed);
+    x_ = rng.vector(a_.n * a_.c * a_.h * a_.w);
+    weight_ = rng.vector(a_.o * a_.c * a_.kh * a_.kw);
+    bias_ = rng.vector(a_.o);
+    dy_ = rng.vector(a_.n * a_.o * a_.ho * a_.wo);
+    const int64_t out_numel = which == ConvOp::forward          ? a_.n * a_.o * a_.ho * a_.wo
+                              : which == ConvOp::backward_input ? a_.n * a_.c * a_.h * a_.w
+                                                                : a_.o * a_.c * a_.kh * a_.kw;
+    out_ = GuardedBuffer(out_numel);
+    // The same scratch the tensor layer gives a non-naive variant (tensor/ops/conv.cpp).
+    workspace_.resize(static_cast<size_t>(a_.c * a_.kh * a_.kw * a_.ho * a_.wo));
+    a_.x = which == ConvOp::backward_input ? nullptr : x_.data();
+    a_.weight = which == ConvOp::backward_weight ? nullptr : weight_.data();
+    a_.bias = which == ConvOp::forward ? bias_.data() : nullptr;
+    a_.dy = which == ConvOp::forward ? nullptr : dy_.data();
+    a_.out = out_.data();
+  }
+
+  void run(const kernels::KernelEntry& v) override {
+    kernels::Conv2dArgs<float> a = a_;
+    if (v.tag != kernels::VariantTag::naive) {
+      a.workspace = workspace_.data();
+      a.workspace_size = static_cast<int64_t>(workspace_.size());
+    }
+    v.get<kernels::Conv2dArgs, float>()(a);
+  }
+  std::vector<Output> outputs() override { return {{"out", &out_}}; }
+  profiler::Cost cost() const override {
+    const int64_t macs = a_.n * a_.o * a_.ho * a_.wo * a_.c * a_.kh * a_.kw;
+    const int64_t x = a_.n * a_.c * a_.h * a_.w, w = a_.o * a_.c * a_.kh * a_.kw;
+    const int64_t y = a_.n * a_.o * a_.ho * a_.wo;
+    if (which_ == ConvOp::forward) return {2 * macs + y, macs, 4 * (x + w + a_.o + y)};
+    return {2 * macs, macs, 4 * (x + w + y)};
+  }
+  int64_t workspace_bytes(const kernels::KernelEntry& v) const override {
+    return v.tag == kernels::VariantTag::naive ? 0 : 4 * static_cast<int64_t>(workspace_.size());
+  }
+
+ private:
+  ConvOp which_;
+  std::vector<float> x_, weight_, bias_, dy_, workspace_;
+  GuardedBuffer out_;
+  kernels::Conv2dArgs<float> a_;
+};
+
+LabOp conv_op(const char* name, ConvOp which, const char* summary) {
+  LabOp op;
+  op.op = name;
+  op.size_syntax = kConvSyntax;
+  op.summary = summary;
+  // The CNN's two layers at batch 64, then a ResNet-like 3x3 layer.
+  op.default_sizes = {"64x1x28x28x16x3", "64x16x14x14x32x3", "8x64x56x56x64x3"};
+  op.validation_sizes = {"1x1x1x1x1x1",     "2x3x7x5x4x3", "1x2x9x9x3x3:s2p1", "3x5x11x13x7x5:s2p0",
+                         "2x4x6x6x6x1:s1p0", "1x3x4x4x2x4:s1p1"};
+  op.tolerance = 1e-4;
+  const std::string op_name = name;
+  op.make = [which, op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+    auto [dims_text, params_text] = split_suffix(size);
+    auto d = parse_dims(op_name, kConvSyntax, dims_text, 6, 6);
+    auto p = parse_params(op_name, kConvSyntax, size, params_text, "sp");
+    const int64_t stride = p.count('s') ? p['s'] : 1;
+    const int64_t padding = p.count('p') ? p['p'] : d[5] / 2;
+    if (stride < 1 || padding > d[5] / 2 || d[5] > d[2] + 2 * padding ||
+        d[5] > d[3] + 2 * padding) {
+      throw Error("lab " + op_name + ": size '" + size +
+                  "' is not a valid convolution (stride >= 1, padding <= K/2, K <= H+2P and "
+                  "W+2P)");
+    }
+    return std::make_unique<ConvCase>(which, d, stride, padding, seed);
+  };
+  return op;
+}
+
+// ---- pooling -----------------------------------------------------------------------------------
+constexpr const char* kPoolSyntax = "PxHxW, optionally :kKsSpP (window, stride, padding)";
+
+class PoolCase : public Case {
+ public:
+  PoolCase(bool max, bool backward, const std::vector<int64_t>& d, int64_t k, int64_t s,
+           int64_t p, uint64_t seed)
+      : max_(max), backward_(backward) {
+    a_ = {};
+    a_.planes = d[0], a_.h = d[1], a_.w = d[2];
+    a_.kernel = k, a_.stride = s, a_.padding = p;
+    a_.ho = window_out(a_.h, k, s, p);
+    a_.wo = window_out(a_.w, k, s, p);
+    InputRng rng(seed);
+    x_ = rng.vector(a_.planes * a_.h * a_.w);
+    dy_ = rng.vector(a_.planes * a_.ho * a_.wo);
+    index_.resize(static_cast<size_t>(a_.planes * a_.ho * a_.wo));
+    if (backward && max) {
+      // A valid argmax for every window: its first in-bounds element (the backward kernel only
+      // needs indices that point into the plane).
+      for (int64_t pl = 0; pl < a_.planes; ++pl) {
+        for (int64_t i = 0; i < a_.ho; ++i) {
+          for (int64_t j = 0; j < a_.wo; ++j) {
+            const int64_t r = std::max<int64_t>(0, i * s - p), c = std::max<int64_t>(0, j * s - p);
+            index_[static_cast<size_t>((pl * a_.ho + i) * a_.wo + j)] = r * a_.w + c;
+          }
+        }
+      }
+    }
+    out_ = GuardedBuffer(backward ? a_.planes * a_.h * a_.w : a_.planes * a_.ho * a_.wo);
+    a_.x = x_.data();
+    a_.dy = dy_.data();
+    a_.index = max ? index_.data() : nullptr;
+    a_.out = out_.data();
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::Pool2dArgs, float>()(a_); }
+  std::vector<Output> outputs() override { return {{"out", &out_}}; }
+  profiler::Cost cost() const override {
+    const int64_t y = a_.planes * a_.ho * a_.wo, x = a_.planes * a_.h * a_.w;
+    const int64_t kk = a_.kernel * a_.kernel;
+    if (!backward_) return {y * kk, 0, 4 * x + y * (4 + (max_ ? 8 : 0))};
+    if (max_) return {y, 0, y * 12 + 4 * x};
+    return {y * kk, 0, 4 * (y + x)};
+  }
+
+ private:
+  bool max_, backward_;
+  std::vector<float> x_, dy_;
+  std::vector<int64_t> index_;
+  GuardedBuffer out_;
+  kernels::Pool2dArgs<float> a_;
+};
+
+LabOp pool_op(const char* name, bool max, bool backward, const char* summary) {
+  LabOp op;
+  op.op = name;
+  op.size_syntax = kPoolSyntax;
+  op.summary = summary;
+  op.default_sizes = {"1024x26x26", "2048x11x11", "4096x56x56:k3s2p1"};
+  op.validation_sizes = {"1x1x1:k1", "3x7x5", "2x9x9:k3s2p1", "5x13x11:k3s1p1", "2x8x8:k4s4p2"};
+  op.tolerance = 1e-5;
+  const std::string op_name = name;
+  op.make = [=](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+    auto [dims_text, params_text] = split_suffix(size);
+    auto d = parse_dims(op_name, kPoolSyntax, dims_text, 3, 3);
+    auto p = parse_params(op_name, kPoolSyntax, size, params_text, "ksp");
+    const int64_t k = p.count('k') ? p['k'] : 2;
+    const int64_t s = p.count('s') ? p['s'] : k;
+    const int64_t pad = p.count('p') ? p['p'] : 0;
+    if (k < 1 || s < 1 || pad > k / 2 || k > d[1] + 2 * pad || k > d[2] + 2 * pad) {
+      throw Error("lab " + op_name + ": size '" + size +
+                  "' is not a valid pooling (K, S >= 1, padding <= K/2, K <= H+2P and W+2P)");
+    }
+    return std::make_unique<PoolCase>(max, backward, d, k, s, pad, seed);
+  };
+  return op;
+}
+
+}  // namespace
+
+void add_conv_lab_ops(std::vector<LabOp>& ops) {
+  ops.push_back(conv_op("conv2d", ConvOp::forward, "2-D convolution (naive loops vs im2col)"));
+  ops.push_back(conv_op("conv2d_backward_input", ConvOp::backward_input, "conv2d's dx"));
+  ops.push_back(conv_op("conv2d_backward_weight", ConvOp::backward_weight, "conv2d's dw"));
+}
+
+void add_pool_lab_ops(std::vector<LabOp>& ops) {
+  ops.push_back(pool_op("max_pool2d", true, false, "max over windows (and its position)"));
+  ops.push_back(pool_op("max_pool2d_backward", true, true, "dx[argmax] += dy"));
+  ops.push_back(pool_op("avg_pool2d", false, false, "mean over windows"));
+  ops.push_back(pool_op("avg_pool2d_backward", false, true, "spread dy over windows"));
+}
+
+}  // namespace prism::lab

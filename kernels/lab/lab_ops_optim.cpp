@@ -1,0 +1,112 @@
+// Lab adapters for the in-place optimizer updates: sgd_update and adam_update.
+//
+// Size "N": N parameters. Both ops are memory bound (a few FLOPs per 12-28 bytes), so their
+// figure of merit is GB/s against the machine's bandwidth. A validation run restores the
+// parameter and the optimizer state first, so every variant updates the same numbers; timing
+// runs keep updating in place (the values drift a little, which changes no timing).
+#include <cstring>
+
+#include "kernels/lab/lab_ops_list.h"
+
+namespace prism::lab {
+namespace {
+
+constexpr const char* kSyntax = "N (number of parameters)";
+
+// Copies `from` into a guarded buffer's data.
+void load(GuardedBuffer& to, const std::vector<float>& from) {
+  std::memcpy(to.data(), from.data(), from.size() * sizeof(float));
+}
+
+class SgdCase : public Case {
+ public:
+  SgdCase(int64_t n, uint64_t seed) : param_(n), velocity_(n) {
+    InputRng rng(seed);
+    param0_ = rng.vector(n);
+    grad_ = rng.vector(n);
+    velocity0_ = rng.vector(n, -0.1f, 0.1f);
+    prepare_validation();
+    a_ = {};
+    a_.param = param_.data();
+    a_.grad = grad_.data();
+    a_.velocity = velocity_.data();
+    a_.numel = n;
+    a_.lr = 0.01, a_.momentum = 0.9, a_.weight_decay = 1e-4, a_.nesterov = false;
+  }
+  void prepare_validation() override {
+    load(param_, param0_);
+    load(velocity_, velocity0_);
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::SgdArgs, float>()(a_); }
+  std::vector<Output> outputs() override { return {{"param", &param_}, {"velocity", &velocity_}}; }
+  // costs::sgd_update with weight decay and momentum: 6 FLOPs, 5 accesses per element.
+  profiler::Cost cost() const override { return {6 * a_.numel, 0, 20 * a_.numel}; }
+
+ private:
+  std::vector<float> param0_, grad_, velocity0_;
+  GuardedBuffer param_, velocity_;
+  kernels::SgdArgs<float> a_;
+};
+
+class AdamCase : public Case {
+ public:
+  AdamCase(int64_t n, uint64_t seed) : param_(n), m_(n), v_(n) {
+    InputRng rng(seed);
+    param0_ = rng.vector(n);
+    grad_ = rng.vector(n);
+    m0_ = rng.vector(n, -0.1f, 0.1f);
+    v0_ = rng.vector(n, 0.f, 0.01f);
+    prepare_validation();
+    a_ = {};
+    a_.param = param_.data();
+    a_.grad = grad_.data();
+    a_.m = m_.data();
+    a_.v = v_.data();
+    a_.numel = n;
+    a_.lr = 1e-3, a_.beta1 = 0.9, a_.beta2 = 0.999, a_.eps = 1e-8, a_.weight_decay = 0.01;
+    a_.decoupled = true;
+    // Step 10: bias corrections 1 - beta^10.
+    a_.bias_correction1 = 1 - 0.3486784401;     // 0.9^10
+    a_.bias_correction2 = 1 - 0.9900448802097;  // 0.999^10
+  }
+  void prepare_validation() override {
+    load(param_, param0_);
+    load(m_, m0_);
+    load(v_, v0_);
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::AdamArgs, float>()(a_); }
+  std::vector<Output> outputs() override { return {{"param", &param_}, {"m", &m_}, {"v", &v_}}; }
+  // costs::adam_update, AdamW: 14 FLOPs, 7 accesses per element.
+  profiler::Cost cost() const override { return {14 * a_.numel, 0, 28 * a_.numel}; }
+
+ private:
+  std::vector<float> param0_, grad_, m0_, v0_;
+  GuardedBuffer param_, m_, v_;
+  kernels::AdamArgs<float> a_;
+};
+
+template <class C>
+LabOp optim_op(const char* name, const char* summary) {
+  LabOp op;
+  op.op = name;
+  op.size_syntax = kSyntax;
+  op.summary = summary;
+  op.default_sizes = {"4096", "262144", "4194304"};
+  op.validation_sizes = {"1", "7", "4099", "65537"};
+  op.tolerance = 1e-5;
+  const std::string op_name = name;
+  op.make = [op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+    auto d = parse_dims(op_name, kSyntax, size, 1, 1);
+    return std::make_unique<C>(d[0], seed);
+  };
+  return op;
+}
+
+}  // namespace
+
+void add_optim_lab_ops(std::vector<LabOp>& ops) {
+  ops.push_back(optim_op<SgdCase>("sgd_update", "SGD with momentum and weight decay, in place"));
+  ops.push_back(optim_op<AdamCase>("adam_update", "AdamW step, in place"));
+}
+
+}  // namespace prism::lab

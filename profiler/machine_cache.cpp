@@ -1,0 +1,221 @@
+// The machine cache: one JSON file holding a measurement per build configuration,
+//   {"format": "prism-machine-cache", "version": 1, "machines": {KEY: ENTRY, ...}}
+// where ENTRY is machine_to_json's object. A file that cannot be parsed is never fatal: the
+// reader reports it as a warning and the caller measures again and replaces it.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/machine.h"
+
+namespace prism::profiler {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+constexpr const char* kFormat = "prism-machine-cache";
+constexpr int kFormatVersion = 1;
+
+json rate_json(const RateStats& r) {
+  return json{{"best", r.best}, {"median", r.median}, {"worst", r.worst}, {"reps", r.reps}};
+}
+
+RateStats rate_from(const json& j) {
+  RateStats r;
+  r.best = j.at("best").get<double>();
+  r.median = j.at("median").get<double>();
+  r.worst = j.at("worst").get<double>();
+  r.reps = j.at("reps").get<int>();
+  return r;
+}
+
+json entry_json(const MachinePeak& m) {
+  json rows = json::array();
+  for (const ThreadLimits& t : m.rows) {
+    rows.push_back(json{{"threads", t.threads},
+                        {"fma_gflops", rate_json(t.fma_gflops)},
+                        {"triad_gbps", rate_json(t.triad_gbps)},
+                        {"copy_gbps", rate_json(t.copy_gbps)}});
+  }
+  return json{{"key", m.key},
+              {"cpu_model", m.cpu_model},
+              {"logical_cpus", m.logical_cpus},
+              {"physical_cores", m.physical_cores},
+              {"caches", {{"l1d", m.caches.l1d}, {"l2", m.caches.l2}, {"l3", m.caches.l3}}},
+              {"simd", m.simd},
+              {"compiler", m.compiler},
+              {"flags", m.flags},
+              {"measured_at", m.measured_at},
+              {"load_avg", m.load_avg},
+              {"stream_array_bytes", m.stream_array_bytes},
+              {"rows", rows}};
+}
+
+MachinePeak entry_from(const json& j) {
+  MachinePeak m;
+  m.key = j.at("key").get<std::string>();
+  m.cpu_model = j.at("cpu_model").get<std::string>();
+  m.logical_cpus = j.at("logical_cpus").get<int>();
+  m.physical_cores = j.at("physical_cores").get<int>();
+  const json& c = j.at("caches");
+  m.caches = {c.at("l1d").get<int64_t>(), c.at("l2").get<int64_t>(), c.at("l3").get<int64_t>()};
+  m.simd = j.at("simd").get<std::string>();
+  m.compiler = j.at("compiler").get<std::string>();
+  m.flags = j.at("flags").get<std::string>();
+  m.measured_at = j.at("measured_at").get<std::string>();
+  m.load_avg = j.value("load_avg", -1.0);
+  m.stream_array_bytes = j.at("stream_array_bytes").get<int64_t>();
+  for (const json& r : j.at("rows")) {
+    ThreadLimits t;
+    t.threads = r.at("threads").get<int>();
+    t.fma_gflops = rate_from(r.at("fma_gflops"));
+    t.triad_gbps = rate_from(r.at("triad_gbps"));
+    t.copy_gbps = rate_from(r.at("copy_gbps"));
+    // Rows are looked up as threads 1, 2, ..., N; anything else is not a file we wrote.
+    if (t.threads != static_cast<int>(m.rows.size()) + 1) {
+      throw std::runtime_error("rows must list threads 1, 2, ... in order");
+    }
+    m.rows.push_back(t);
+  }
+  return m;
+}
+
+// Parses the whole cache file; throws std::runtime_error saying what is wrong with it.
+json parse_cache(const std::string& text) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw std::runtime_error(std::string("is not valid JSON (") + e.what() + ")");
+  }
+  // Compared as JSON values, so a field of the wrong type is a mismatch, not an exception.
+  auto field = [&doc](const char* name) {
+    return doc.is_object() && doc.contains(name) ? doc[name] : json();
+  };
+  if (field("format") != kFormat) {
+    throw std::runtime_error(std::string("is not a prism machine cache (no \"format\": \"") +
+                             kFormat + "\")");
+  }
+  if (field("version") != kFormatVersion) {
+    throw std::runtime_error("has format version " + field("version").dump() +
+                             ", this build reads version " + std::to_string(kFormatVersion));
+  }
+  if (!field("machines").is_object()) throw std::runtime_error("has no \"machines\" object");
+  return doc;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+std::string default_machine_cache_path() {
+  if (const std::string p = env("PRISM_MACHINE_CACHE"); !p.empty()) return p;
+  if (const std::string x = env("XDG_CACHE_HOME"); !x.empty()) {
+    return (fs::path(x) / "prism" / "machine.json").string();
+  }
+  if (const std::string h = env("HOME"); !h.empty()) {
+    return (fs::path(h) / ".cache" / "prism" / "machine.json").string();
+  }
+  return "";
+}
+
+std::string machine_to_json(const MachinePeak& m) {
+  return entry_json(m).dump(2) + "\n";
+}
+
+MachinePeak machine_from_json(const std::string& text) {
+  try {
+    return entry_from(json::parse(text));
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("machine JSON: ") + e.what());
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("machine JSON: ") + e.what());
+  }
+}
+
+std::optional<MachinePeak> read_machine_cache(const std::string& path, const std::string& key,
+                                              std::string* warning) {
+  std::error_code ec;
+  if (path.empty() || !fs::exists(path, ec)) return std::nullopt;
+  std::string problem;
+  try {
+    std::ifstream probe(path);
+    if (!probe) {
+      throw std::runtime_error(std::string("cannot be read (") + std::strerror(errno) + ")");
+    }
+    const json doc = parse_cache(read_text(path));
+    const json& machines = doc.at("machines");
+    const auto it = machines.find(key);
+    if (it == machines.end()) return std::nullopt;
+    try {
+      return entry_from(*it);
+    } catch (const std::exception& e) {  // json::exception or a row out of order
+      problem = std::string("has a bad entry for this machine (") + e.what() + ")";
+    }
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  if (warning) *warning = "machine cache " + path + " " + problem + "; measuring again";
+  return std::nullopt;
+}
+
+void write_machine_cache(const std::string& path, const MachinePeak& m) {
+  if (path.empty()) throw std::runtime_error("machine cache: no path (set PRISM_MACHINE_CACHE)");
+  json doc{{"format", kFormat}, {"version", kFormatVersion}, {"machines", json::object()}};
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    try {
+      doc = parse_cache(read_text(path));  // keep the other builds' entries
+    } catch (const std::runtime_error&) {
+      // Unreadable: replaced by a fresh file (the reader has already warned about it).
+    }
+  }
+  doc["machines"][m.key] = entry_json(m);
+
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  // Write beside the target, then rename: atomic on POSIX, so a concurrent reader sees the old
+  // file or the new one, never a half-written one. The pid keeps two writers apart.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw std::runtime_error("cannot write machine cache " + path + ": " + std::strerror(errno));
+    }
+    out << doc.dump(2) << "\n";
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("cannot write machine cache " + path);
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot write machine cache " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace prism::profiler

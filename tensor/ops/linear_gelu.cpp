@@ -1,0 +1,171 @@
+// linear_gelu: y = gelu(x weight^T + bias) as one op, the first half of a transformer's MLP.
+//
+// x [..., in], weight [out, in] (a Linear layer's weight as stored), bias [out] or undefined
+// -> y [..., out]. The leading dims of x are merged into rows (a view when they merge, a
+// profiled copy otherwise); the weight is read through its strides.
+//
+// Memory. The tensor-level chain gelu(add(matmul(x, weight^T), bias)) allocates three
+// [rows, out] buffers (the product, the sum, the GELU). This op allocates y alone when no
+// gradient is wanted, and y plus the pre-activation z = x w^T + b in grad mode: backward needs
+// gelu'(z), and keeping z is cheaper than recomputing the product.
+//
+// Backward, with g the gradient of y:
+//   dz = g * gelu'(z)       the gelu_backward kernel (the one prism::gelu's backward runs)
+//   dx = dz weight          [rows, out] x [out, in]
+//   dw = dz^T x             [out, in], contiguous like the weight
+//   db = sum over rows of dz
+// each an ordinary op in the profile, labelled linear_gelu.dz / .dx / .dw / .db.
+//
+// Cost (docs/COSTS.md): 2 rows out in FLOPs (rows out in MACs) + 9 FLOPs per output element
+// (bias add 1, GELU 8; 8 without a bias); bytes = x + weight + bias + y (+ z when kept).
+#include <string>
+
+#include "tensor/autograd/node.h"
+#include "tensor/costs.h"
+#include "tensor/dispatch.h"
+#include "tensor/layout.h"
+#include "tensor/ops.h"
+
+namespace prism {
+
+namespace {
+
+detail::OpHandle op_linear_gelu("linear_gelu");
+detail::OpHandle op_gelu_grad("gelu_backward");
+
+void check_linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const char* op = "linear_gelu";
+  detail::check_float(op, x);
+  detail::check_float(op, weight);
+  detail::check_same_dtype(op, x, weight);
+  detail::check_same_device(op, x, weight);
+  if (weight.dim() != 2) {
+    throw Error("linear_gelu: weight must be 2-D [out, in], got " + weight.shape().str());
+  }
+  if (x.dim() == 0 || x.size(-1) != weight.size(1)) {
+    throw Error("linear_gelu: input " + x.shape().str() + " must end in " +
+                std::to_string(weight.size(1)) + " features (weight " + weight.shape().str() +
+                ")");
+  }
+  if (weight.size(1) == 0 || weight.size(0) == 0) {
+    throw Error("linear_gelu: weight " + weight.shape().str() + " has no features");
+  }
+  if (bias.defined()) {
+    detail::check_float(op, bias);
+    detail::check_same_dtype(op, x, bias);
+    detail::check_same_device(op, x, bias);
+    if (bias.dim() != 1 || bias.size(0) != weight.size(0)) {
+      throw Error("linear_gelu: bias must be 1-D [" + std::to_string(weight.size(0)) +
+                  "] (one per output of weight " + weight.shape().str() + "), got " +
+                  bias.shape().str());
+    }
+  }
+}
+
+template <class T>
+void run_linear_gelu(const kernels::KernelEntry& k, const Tensor& x2, int64_t x_rs, int64_t x_cs,
+                     const Tensor& weight, const Tensor& bias, const Tensor& z, const Tensor& y) {
+  kernels::LinearGeluArgs<T> a{};
+  a.x = x2.data<T>();
+  a.weight = weight.data<T>();
+  a.bias = bias.defined() ? bias.data<T>() : nullptr;
+  a.z = z.defined() ? z.data<T>() : nullptr;
+  a.y = y.data<T>();
+  a.rows = y.size(0);
+  a.out = y.size(1);
+  a.in = weight.size(1);
+  a.x_rs = x_rs, a.x_cs = x_cs;
+  a.w_rs = weight.strides()[0], a.w_cs = weight.strides()[1];
+  k.get<kernels::LinearGeluArgs, T>()(a);
+}
+
+// dz = g * gelu'(z): the gelu_backward kernel on two contiguous [rows, out] buffers.
+template <class T>
+void run_gelu_grad(const kernels::KernelEntry& k, const Tensor& z, const Tensor& g,
+                   const Tensor& dz) {
+  kernels::BinaryArgs<T> a{};
+  a.a = z.data<T>();
+  a.b = g.data<T>();
+  a.out = dz.data<T>();
+  a.ndim = 1;
+  a.shape[0] = z.numel();
+  a.a_stride[0] = 1;
+  a.b_stride[0] = 1;
+  a.numel = z.numel();
+  k.get<kernels::BinaryArgs, T>()(a);
+}
+
+Tensor gelu_grad(const Tensor& z, const Tensor& g0) {
+  Tensor g = g0.reshape(z.shape()).contiguous();
+  const auto& k = op_gelu_grad.kernel(z.device(), z.dtype());
+  detail::OpRecordScope rec(op_gelu_grad.name(), k.name.c_str(), z.device(), {&z, &g}, [&] {
+    return costs::elementwise(z.shape(), 16, z.nbytes() + g.nbytes(), z.element_size());
+  });
+  Tensor dz = detail::empty_like_shape(z.shape(), z.dtype(), z.device());
+  if (z.numel() > 0) {
+    if (z.dtype() == DType::f32)
+      run_gelu_grad<float>(k, z, g, dz);
+    else
+      run_gelu_grad<double>(k, z, g, dz);
+  }
+  return dz;
+}
+
+}  // namespace
+
+Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_linear_gelu(x, weight, bias);
+  const int64_t in = weight.size(1), out_features = weight.size(0);
+  // x as [rows, in]: a strided view when its leading dims merge, else a copy.
+  Tensor x2 = x.detach();
+  int64_t rows = 1, x_rs = in, cols = in, x_cs = 1;
+  if (x.dim() == 1) {
+    x_cs = x.strides()[0];
+  } else if (!detail::as_2d(x2, x.dim() - 1, rows, x_rs, cols, x_cs)) {
+    x2 = x2.contiguous();
+    detail::as_2d(x2, x.dim() - 1, rows, x_rs, cols, x_cs);
+  }
+  if (x.dim() > 1) rows = x.numel() / in;
+  const Tensor w = weight.detach();
+  const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
+  const bool keep_z = autograd::should_record({&x, &weight, &bias});
+  Dims y_shape = x.shape();
+  y_shape[y_shape.size() - 1] = out_features;
+
+  const auto& k = op_linear_gelu.kernel(x.device(), x.dtype());
+  Tensor y, z;
+  {
+    detail::OpRecordScope rec(op_linear_gelu.name(), k.name.c_str(), x.device(),
+                              {&x, &weight, &bias}, [&] {
+                                return costs::linear_gelu(rows, in, out_features, bias.defined(),
+                                                          keep_z, x.element_size());
+                              });
+    y = detail::empty_like_shape(Dims{rows, out_features}, x.dtype(), x.device());
+    if (keep_z) z = detail::empty_like_shape(Dims{rows, out_features}, x.dtype(), x.device());
+    if (rows > 0 && x.device() != Device::meta) {
+      if (x.dtype() == DType::f32)
+        run_linear_gelu<float>(k, x2, x_rs, x_cs, w, b, z, y);
+      else
+        run_linear_gelu<double>(k, x2, x_rs, x_cs, w, b, z, y);
+    }
+  }
+  Tensor result = y.reshape(y_shape);
+  // dx needs the weight, dw needs x: each kept only if the other's gradient is wanted.
+  Tensor saved_x = weight.requires_grad() ? x2.reshape({rows, in}) : Tensor();
+  Tensor saved_w = x.requires_grad() ? w : Tensor();
+  autograd::record(result, "linear_gelu", {&x, &weight, &bias},
+                   [z, saved_x, saved_w, xs = x.shape()](const Tensor& g, autograd::Grads& gr) {
+                     Tensor dz;
+                     {
+                       profiler::GradOfGuard label("linear_gelu.dz");
+                       dz = gelu_grad(z, g);
+                     }
+                     gr.set(0, "linear_gelu.dx",
+                            [&] { return matmul(dz, saved_w).reshape(xs); });
+                     gr.set(1, "linear_gelu.dw", [&] { return matmul(dz.t(), saved_x); });
+                     gr.set(2, "linear_gelu.db", [&] { return sum(dz, {0}); });
+                   });
+  return result;
+}
+
+}  // namespace prism

@@ -1,0 +1,212 @@
+// layer_norm over the last dim, one op forward and one op backward (tensor/ops.h).
+//
+// x [..., D] is seen as a 2-D strided view [rows, D] (the leading dims merged; a copy only when
+// they cannot merge), so the kernels normalise "each row". The output is contiguous with x's
+// shape. In grad mode the kernel also writes each row's mean and rstd = 1 / sqrt(var + eps)
+// ([rows] each), saved with x and the weight for backward; without autograd they are neither
+// allocated nor written.
+//
+// Backward is one op, layer_norm_backward, that writes dx, dweight and dbias together
+// (kernels/cpu/layer_norm.cpp has the math), recorded under the label "layer_norm.dx,dw,db".
+// The composed LayerNorm this op replaces in nn/ was eleven ops forward (mean, sub, mul, mean,
+// full + add for eps, sqrt, div, mul, add) each with its own [rows, D] buffer, and more than
+// twice that backward.
+//
+// Variants (kernels/builtin.cpp has the default): "one_pass" (fused, Welford) and "two_pass"
+// (naive, mean then variance then output).
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "tensor/autograd/node.h"
+#include "tensor/costs.h"
+#include "tensor/dispatch.h"
+#include "tensor/layout.h"
+#include "tensor/ops.h"
+
+namespace prism {
+
+namespace {
+
+detail::OpHandle op_layer_norm("layer_norm"), op_layer_norm_bw("layer_norm_backward");
+
+// x as [rows, cols] with its strides.
+struct RowsView {
+  Tensor v;
+  int64_t rows = 1, cols = 1, row_stride = 1, col_stride = 1;
+};
+
+RowsView to_rows(const Tensor& x) {
+  RowsView r;
+  r.v = x.detach();
+  const int split = r.v.dim() - 1;
+  if (!detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride)) {
+    r.v = r.v.contiguous();
+    detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride);
+  }
+  return r;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// weight or bias: undefined, or a float [D] tensor matching x.
+void check_affine(const char* what, const Tensor& t, const Tensor& x) {
+  if (!t.defined()) return;
+  detail::check_float("layer_norm", t);
+  detail::check_same_device("layer_norm", x, t);
+  const int64_t d = x.size(-1);
+  if (t.dim() != 1 || t.size(0) != d) {
+    throw Error(std::string("layer_norm: ") + what + " must be [D] = [" + std::to_string(d) +
+                "] for input " + x.shape().str() + ", got " + t.shape().str());
+  }
+  if (t.dtype() != x.dtype()) {
+    throw Error(std::string("layer_norm: ") + what + " is " + dtype_name(t.dtype()) +
+                " but the input is " + dtype_name(x.dtype()));
+  }
+}
+
+void check_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  detail::check_float("layer_norm", x);
+  if (x.dim() == 0) throw Error("layer_norm: input must have at least one dim, got a 0-d tensor");
+  if (x.size(-1) == 0) {
+    throw Error("layer_norm: the last dim of input " + x.shape().str() +
+                " is empty (no elements to normalise over)");
+  }
+  check_affine("weight", weight, x);
+  check_affine("bias", bias, x);
+  if (!(std::isfinite(eps) && eps >= 0)) {
+    throw Error("layer_norm: eps must be a finite number >= 0, got " + num(eps));
+  }
+}
+
+template <class T>
+const T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
+}
+template <class T>
+T* mutable_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
+}
+
+template <class T>
+void run_forward(const kernels::KernelEntry& k, const RowsView& r, const Tensor& w,
+                 const Tensor& b, const Tensor& out, const Tensor& mean, const Tensor& rstd,
+                 double eps) {
+  kernels::LayerNormArgs<T> a{};
+  a.x = r.v.data<T>();
+  a.weight = data_or_null<T>(w);
+  a.bias = data_or_null<T>(b);
+  a.out = out.data<T>();
+  a.mean = mutable_or_null<T>(mean);
+  a.rstd = mutable_or_null<T>(rstd);
+  a.rows = r.rows;
+  a.cols = r.cols;
+  a.row_stride = r.row_stride;
+  a.col_stride = r.col_stride;
+  a.eps = eps;
+  k.get<kernels::LayerNormArgs, T>()(a);
+}
+
+// What backward needs, captured by the autograd node.
+struct Saved {
+  RowsView x;  // the forward's [rows, cols] view of x
+  Tensor weight, mean, rstd;
+  Dims x_shape;
+};
+
+struct Grads3 {
+  Tensor dx, dweight, dbias;
+};
+
+template <class T>
+void run_backward(const kernels::KernelEntry& k, const Saved& s, const Tensor& g,
+                  const Grads3& out) {
+  kernels::LayerNormBackwardArgs<T> a{};
+  a.x = s.x.v.data<T>();
+  a.g = g.data<T>();
+  a.weight = data_or_null<T>(s.weight);
+  a.mean = s.mean.data<T>();
+  a.rstd = s.rstd.data<T>();
+  a.dx = mutable_or_null<T>(out.dx);
+  a.dweight = mutable_or_null<T>(out.dweight);
+  a.dbias = mutable_or_null<T>(out.dbias);
+  a.rows = s.x.rows;
+  a.cols = s.x.cols;
+  a.row_stride = s.x.row_stride;
+  a.col_stride = s.x.col_stride;
+  k.get<kernels::LayerNormBackwardArgs, T>()(a);
+}
+
+Grads3 layer_norm_backward(const Tensor& g0, const Saved& s, bool need_dx, bool need_dw,
+                           bool need_db) {
+  Tensor g = g0.contiguous();  // row-major: the same row order as the forward's view of x
+  const DType dt = g.dtype();
+  const Device dev = g.device();
+  const auto& k = op_layer_norm_bw.kernel(dev, dt);
+  const Tensor& x = s.x.v;
+  detail::OpRecordScope rec(op_layer_norm_bw.name(), k.name.c_str(), dev, {&g0, &x}, [&] {
+    return costs::layer_norm_backward(s.x.rows, s.x.cols, s.weight.defined(), need_dx, need_dw,
+                                      need_db, g.element_size());
+  });
+  Grads3 out;
+  const Dims d{s.x.cols};
+  if (need_dx) out.dx = detail::empty_like_shape(s.x_shape, dt, dev);
+  if (need_dw) out.dweight = detail::empty_like_shape(d, dt, dev);
+  if (need_db) out.dbias = detail::empty_like_shape(d, dt, dev);
+  if (dt == DType::f32)
+    run_backward<float>(k, s, g, out);
+  else
+    run_backward<double>(k, s, g, out);
+  return out;
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  check_layer_norm(x, weight, bias, eps);
+  const RowsView r = to_rows(x);
+  const Tensor w = weight.defined() ? weight.detach().contiguous() : Tensor();
+  const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
+  const bool saves = autograd::should_record({&x, &weight, &bias});
+  const DType dt = x.dtype();
+  const Device dev = x.device();
+  const auto& k = op_layer_norm.kernel(dev, dt);
+  Tensor out, mean, rstd;
+  {
+    detail::OpRecordScope rec(op_layer_norm.name(), k.name.c_str(), dev, {&x, &weight, &bias}, [&] {
+      return costs::layer_norm(r.rows, r.cols, w.defined(), b.defined(), saves, x.element_size());
+    });
+    out = detail::empty_like_shape(x.shape(), dt, dev);
+    if (saves) {
+      mean = detail::empty_like_shape(Dims{r.rows}, dt, dev);
+      rstd = detail::empty_like_shape(Dims{r.rows}, dt, dev);
+    }
+    if (x.numel() > 0) {
+      if (dt == DType::f32)
+        run_forward<float>(k, r, w, b, out, mean, rstd, eps);
+      else
+        run_forward<double>(k, r, w, b, out, mean, rstd, eps);
+    }
+  }
+  if (saves) {
+    Saved s{r, w, mean, rstd, x.shape()};
+    autograd::record(out, op_layer_norm.name(), {&x, &weight, &bias},
+                     [s = std::move(s)](const Tensor& g, autograd::Grads& gr) {
+                       Grads3 d;
+                       {
+                         profiler::GradOfGuard label("layer_norm.dx,dw,db");
+                         d = layer_norm_backward(g, s, gr.needs(0), gr.needs(1), gr.needs(2));
+                       }
+                       gr.set(0, "layer_norm.dx", [&] { return d.dx; });
+                       gr.set(1, "layer_norm.dw", [&] { return d.dweight; });
+                       gr.set(2, "layer_norm.db", [&] { return d.dbias; });
+                     });
+  }
+  return out;
+}
+
+}  // namespace prism

@@ -1,0 +1,194 @@
+// The kernel lab: it must catch wrong kernels (bad values, unwritten outputs, out-of-bounds
+// writes) before timing anything, and its rows must carry what the JSON promises.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "kernels/lab/lab.h"
+#include "kernels/lab/lab_op.h"
+#include "kernels/registry.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using namespace prism;
+using testing::contains;
+using testing::error_of;
+using kernels::MatmulArgs;
+
+// Three classic mistakes, each registered as a user variant inside the test that needs it
+// (each doctest case runs in its own process under ctest, and these never leak into others).
+void matmul_off_by_one(const MatmulArgs<float>& a) {  // writes one element past C
+  for (int64_t i = 0; i < a.m; ++i) {
+    for (int64_t j = 0; j <= a.n; ++j) {
+      float acc = 0;
+      for (int64_t p = 0; p < a.k && j < a.n; ++p) {
+        acc += a.a[i * a.a_rs + p * a.a_cs] * a.b[p * a.b_rs + j * a.b_cs];
+      }
+      a.c[i * a.n + j] = acc;
+    }
+  }
+}
+
+void matmul_skips_last_row(const MatmulArgs<float>& a) {  // leaves row m-1 unwritten
+  for (int64_t i = 0; i + 1 < a.m; ++i) {
+    for (int64_t j = 0; j < a.n; ++j) {
+      float acc = 0;
+      for (int64_t p = 0; p < a.k; ++p) acc += a.a[i * a.a_rs + p * a.a_cs] * a.b[p * a.b_rs + j * a.b_cs];
+      a.c[i * a.n + j] = acc;
+    }
+  }
+}
+
+void matmul_ignores_strides(const MatmulArgs<float>& a) {  // assumes row-major A and B
+  for (int64_t i = 0; i < a.m; ++i) {
+    for (int64_t j = 0; j < a.n; ++j) {
+      float acc = 0;
+      for (int64_t p = 0; p < a.k; ++p) acc += a.a[i * a.k + p] * a.b[p * a.n + j];
+      a.c[i * a.n + j] = acc;
+    }
+  }
+}
+
+lab::LabOptions quick(const std::string& variant) {
+  lab::LabOptions o;
+  o.op = "matmul";
+  o.sizes = {"9x5x7"};
+  o.variants = {"reference", variant};
+  o.repetitions = 3;
+  o.min_sample_ms = 0.1;
+  return o;
+}
+
+const lab::VariantValidation& validation_of(const lab::LabResult& r, const std::string& v) {
+  for (const auto& x : r.validation) {
+    if (x.variant == v) return x;
+  }
+  FAIL("no validation for " << v);
+  return r.validation.front();
+}
+
+}  // namespace
+
+TEST_CASE("lab: a kernel writing past its output trips the guard values") {
+  kernels::registry().op("matmul", Device::cpu).add<MatmulArgs>(
+      "off_by_one", kernels::VariantTag::user, "test", &matmul_off_by_one);
+  const lab::LabResult r = lab::run_lab(quick("off_by_one"));
+  const auto& v = validation_of(r, "off_by_one");
+  CHECK_FALSE(v.valid);
+  bool guard_failure = false;
+  for (const auto& c : v.checks) guard_failure = guard_failure || !c.guards_ok;
+  CHECK(guard_failure);
+  // A failing variant is reported, never timed.
+  for (const auto& row : r.rows) {
+    if (row.variant == "off_by_one") {
+      CHECK_FALSE(row.timed);
+      CHECK(contains(row.note, "failed validation"));
+    }
+  }
+}
+
+TEST_CASE("lab: an output element left unwritten fails validation") {
+  kernels::registry().op("matmul", Device::cpu).add<MatmulArgs>(
+      "skips_row", kernels::VariantTag::user, "test", &matmul_skips_last_row);
+  const lab::LabResult r = lab::run_lab(quick("skips_row"));
+  const auto& v = validation_of(r, "skips_row");
+  CHECK_FALSE(v.valid);
+  CHECK(contains(lab::format_lab(r), "unwritten"));
+}
+
+TEST_CASE("lab: a kernel that ignores strides passes contiguous sizes but fails transposed ones") {
+  kernels::registry().op("matmul", Device::cpu).add<MatmulArgs>(
+      "no_strides", kernels::VariantTag::user, "test", &matmul_ignores_strides);
+  const lab::LabResult r = lab::run_lab(quick("no_strides"));
+  const auto& v = validation_of(r, "no_strides");
+  CHECK_FALSE(v.valid);
+  int transposed_checks = 0;
+  for (const auto& c : v.checks) {
+    if (c.size == "7x13x5") CHECK(c.ok);
+    // ":tn", ":nt", ":tt": at least one operand is a transposed view.
+    const auto colon = c.size.find(':');
+    if (colon != std::string::npos && c.size.find('t', colon) != std::string::npos) {
+      ++transposed_checks;
+      CHECK_MESSAGE(!c.ok, c.size);
+    }
+  }
+  CHECK(transposed_checks >= 3);
+}
+
+TEST_CASE("lab: correct variants validate and produce timed rows with statistics") {
+  lab::LabOptions o = quick("naive");
+  o.peak_gflops = 100;
+  o.peak_gbs = 40;
+  const lab::LabResult r = lab::run_lab(o);
+  REQUIRE(r.rows.size() == 2);
+  for (const auto& row : r.rows) {
+    CHECK(row.valid);
+    REQUIRE(row.timed);
+    CHECK(row.samples_ns.size() == 3);
+    CHECK(row.median_ns > 0);
+    CHECK(row.ci_low_ns <= row.median_ns);
+    CHECK(row.ci_high_ns >= row.median_ns);
+    CHECK(row.flops == 2 * 9 * 5 * 7);
+    CHECK(row.gflops > 0);
+    CHECK(row.pct_peak_flops > 0);
+  }
+  // The naive row's speed-up over itself is exactly 1; over the reference it has an interval.
+  CHECK(r.rows[1].x_naive == doctest::Approx(1.0));
+  CHECK(r.rows[1].x_ref > 0);
+  const auto doc = nlohmann::json::parse(lab::lab_json(r));
+  for (const char* key : {"variant", "size", "threads", "valid", "median_ns", "ci_low_ns",
+                          "ci_high_ns", "gflops"}) {
+    CHECK_MESSAGE(doc["rows"][0].contains(key), key);
+  }
+}
+
+TEST_CASE("lab: every op the lab knows validates all its built-in variants") {
+  for (const lab::LabOp& op : lab::lab_ops()) {
+    lab::LabOptions o;
+    o.op = op.op;
+    o.sizes = {op.validation_sizes.front()};
+    o.repetitions = 1;
+    o.min_sample_ms = 0.01;
+    const lab::LabResult r = lab::run_lab(o);
+    for (const auto& v : r.validation) {
+      CHECK_MESSAGE(v.valid, op.op << " variant " << v.variant << " worst error "
+                                   << v.worst_error);
+    }
+  }
+}
+
+TEST_CASE("lab: bad requests are clear errors") {
+  CHECK(contains(error_of([] { lab::find_lab_op("nosuch"); }), "the lab knows: matmul"));
+  const lab::LabOp& mm = lab::find_lab_op("matmul");
+  CHECK(contains(error_of([&] { mm.make("12x", 1); }), "expected N or MxKxN"));
+  CHECK(contains(error_of([&] { mm.make("3x4", 1); }), "expected N or MxKxN"));
+  CHECK(contains(error_of([&] { mm.make("0", 1); }), "bad size '0'"));
+  CHECK(contains(error_of([&] { mm.make("4:tx", 1); }), "bad form"));
+  const lab::LabOp& conv = lab::find_lab_op("conv2d");
+  CHECK(contains(error_of([&] { conv.make("1x1x2x2x1x5:p0", 1); }), "not a valid convolution"));
+  lab::LabOptions o = quick("nosuch");
+  CHECK(contains(error_of([&] { lab::run_lab(o); }), "nosuch"));
+}
+
+TEST_CASE("lab: the input generator is reproducible and inside its range") {
+  lab::InputRng a(7), b(7), c(8);
+  const auto va = a.vector(1000, -2, 3), vb = b.vector(1000, -2, 3), vc = c.vector(1000, -2, 3);
+  CHECK(va == vb);
+  CHECK(va != vc);
+  for (float x : va) {
+    CHECK(x >= -2);
+    CHECK(x < 3);
+  }
+}
+
+TEST_CASE("lab: guard buffers notice writes on either side") {
+  lab::GuardedBuffer g(10);
+  CHECK(g.guards_intact());
+  g.data()[9] = 1;
+  CHECK(g.guards_intact());
+  g.data()[10] = 1;
+  CHECK_FALSE(g.guards_intact());
+  lab::GuardedBuffer h(10);
+  h.data()[-1] = 0;
+  CHECK_FALSE(h.guards_intact());
+}
