@@ -87,18 +87,24 @@ bool validate(benchmark::State& state, const char* op, const char* variant,
   return true;
 }
 
-Tensor f64(const Tensor& t) { return prism::cast(t, DType::f64); }
+Tensor f64(const Tensor& t) {
+  return prism::cast(t, DType::f64);
+}
 
 // ---- softmax and log_softmax, each row -------------------------------------------------------
 
 void BM_Softmax(benchmark::State& state, const char* op, const char* variant) {
   const int64_t rows = state.range(0), cols = state.range(1);
   const bool log = std::string(op) == "log_softmax";
-  auto fn = [log](const Tensor& x) { return log ? prism::log_softmax(x, 1) : prism::softmax(x, 1); };
+  auto fn = [log](const Tensor& x) {
+    return log ? prism::log_softmax(x, 1) : prism::softmax(x, 1);
+  };
   Tensor x = prism::randn({rows, cols});
   const Tensor expected = fn(f64(x));
   prism::kernels::Use guard(op, variant);
-  if (!validate(state, op, variant, [&] { fn(x); }, fn(x), expected)) return;
+  if (!validate(
+          state, op, variant, [&] { fn(x); }, fn(x), expected))
+    return;
   for (auto _ : state) {
     Tensor y = fn(x);
     benchmark::DoNotOptimize(y.data<float>());
@@ -118,8 +124,7 @@ BENCHMARK_CAPTURE(BM_Softmax, softmax_online, "softmax", "online")->Apply(softma
 BENCHMARK_CAPTURE(BM_Softmax, log_softmax_naive, "log_softmax", "naive")->Apply(softmax_sizes);
 BENCHMARK_CAPTURE(BM_Softmax, log_softmax_reference, "log_softmax", "reference")
     ->Apply(softmax_sizes);
-BENCHMARK_CAPTURE(BM_Softmax, log_softmax_online, "log_softmax", "online")
-    ->Apply(softmax_sizes);
+BENCHMARK_CAPTURE(BM_Softmax, log_softmax_online, "log_softmax", "online")->Apply(softmax_sizes);
 
 // ---- layer_norm over the last dim, with weight and bias, forward (no grad) ----------------------
 
@@ -143,7 +148,9 @@ void BM_LayerNorm(benchmark::State& state, const char* variant) {
   const Tensor expected = prism::layer_norm(f64(x), f64(w), f64(b));
   std::optional<prism::kernels::Use> guard;
   if (!chain) guard.emplace("layer_norm", variant);
-  if (!validate(state, "layer_norm", variant, [&] { fn(x, w, b); }, fn(x, w, b), expected)) return;
+  if (!validate(
+          state, "layer_norm", variant, [&] { fn(x, w, b); }, fn(x, w, b), expected))
+    return;
   for (auto _ : state) {
     Tensor y = fn(x, w, b);
     benchmark::DoNotOptimize(y.data<float>());
@@ -161,7 +168,8 @@ BENCHMARK_CAPTURE(BM_LayerNorm, two_pass, "two_pass")->Apply(layer_norm_sizes);
 BENCHMARK_CAPTURE(BM_LayerNorm, one_pass, "one_pass")->Apply(layer_norm_sizes);
 BENCHMARK_CAPTURE(BM_LayerNorm, chain, "")->Apply(layer_norm_sizes);
 
-// ---- cross_entropy of logits [rows, classes], forward (no grad) -----------------------------------
+// ---- cross_entropy of logits [rows, classes], forward (no grad)
+// -----------------------------------
 
 Tensor cross_entropy_chain(const Tensor& logits, const Tensor& target) {
   return -prism::mean(prism::gather(prism::log_softmax(logits, 1), 1, target.unsqueeze(1)));
@@ -170,8 +178,8 @@ Tensor cross_entropy_chain(const Tensor& logits, const Tensor& target) {
 void BM_CrossEntropy(benchmark::State& state, const char* variant) {
   const int64_t rows = state.range(0), cols = state.range(1);
   Tensor logits = prism::randn({rows, cols}, DType::f32, 0.0, 3.0);
-  Tensor target = prism::cast(prism::rand({rows}, DType::f32, 0, static_cast<double>(cols)),
-                              DType::i64);
+  Tensor target =
+      prism::cast(prism::rand({rows}, DType::f32, 0, static_cast<double>(cols)), DType::i64);
   const bool chain = variant[0] == '\0';
   auto fn = [chain](const Tensor& l, const Tensor& t) {
     return chain ? cross_entropy_chain(l, t) : prism::cross_entropy(l, t);
@@ -180,8 +188,9 @@ void BM_CrossEntropy(benchmark::State& state, const char* variant) {
   const Tensor expected = prism::cross_entropy(f64(logits), target);
   std::optional<prism::kernels::Use> guard;
   if (!chain) guard.emplace("cross_entropy", variant);
-  if (!validate(state, "cross_entropy", variant, [&] { fn(logits, target); }, fn(logits, target),
-                expected)) {
+  if (!validate(
+          state, "cross_entropy", variant, [&] { fn(logits, target); }, fn(logits, target),
+          expected)) {
     return;
   }
   for (auto _ : state) {
@@ -220,7 +229,9 @@ void BM_Adam(benchmark::State& state, const char* variant) {
   const std::string used = recorded_variant(step_copy, "adam_update");
   pc = p.clone(), mc = m.clone(), vc = v.clone();
   step_copy();
-  if (!validate(state, "adam_update", "", [] {}, pc, p64)) return;
+  if (!validate(
+          state, "adam_update", "", [] {}, pc, p64))
+    return;
   if (used != variant) {
     state.SkipWithError(("the profile recorded adam_update variant '" + used + "'").c_str());
     return;
@@ -253,7 +264,9 @@ void BM_Sgd(benchmark::State& state, const char* variant) {
   const std::string used = recorded_variant(step_copy, "sgd_update");
   pc = p.clone(), vc = vel.clone();
   step_copy();
-  if (!validate(state, "sgd_update", "", [] {}, pc, p64)) return;
+  if (!validate(
+          state, "sgd_update", "", [] {}, pc, p64))
+    return;
   if (used != variant) {
     state.SkipWithError(("the profile recorded sgd_update variant '" + used + "'").c_str());
     return;

@@ -24,9 +24,9 @@ std::string list_text() {
     if (k) {
       for (const auto& e : k->entries()) variants += (variants.empty() ? "" : ", ") + e.name;
     }
-    out += "  " + op.op + std::string(op.op.size() < 24 ? 24 - op.op.size() : 1, ' ') +
-           op.summary + "\n" + std::string(26, ' ') + "size: " + op.size_syntax + "\n" +
-           std::string(26, ' ') + "variants: " + variants + "\n";
+    out += "  " + op.op + std::string(op.op.size() < 24 ? 24 - op.op.size() : 1, ' ') + op.summary +
+           "\n" + std::string(26, ' ') + "size: " + op.size_syntax + "\n" + std::string(26, ' ') +
+           "variants: " + variants + "\n";
   }
   return out;
 }

@@ -52,7 +52,9 @@ Cache& cache() {
   return *c;
 }
 
-void* system_alloc(size_t bytes) { return std::aligned_alloc(kAlignment, bytes); }
+void* system_alloc(size_t bytes) {
+  return std::aligned_alloc(kAlignment, bytes);
+}
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -10,7 +11,6 @@
 #include <exception>
 #include <optional>
 #include <string_view>
-#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -24,7 +24,7 @@ namespace prism::exercises {
 namespace {
 
 struct Options {
-  bool quick = false;   // small timing sizes and few runs (the test suite)
+  bool quick = false;  // small timing sizes and few runs (the test suite)
   bool timing = true;
   uint64_t seed = 1;
   int threads = 1;
@@ -62,11 +62,16 @@ bool parse_options(int argc, char** argv, Options& o) {
                    a == "--seed" ? 0 : 1, high, argv[i], kUsage);
         return false;
       }
-      if (a == "--seed") o.seed = static_cast<uint64_t>(*v);
-      else if (a == "--threads") o.threads = static_cast<int>(*v);
-      else o.runs = static_cast<int>(*v);
+      if (a == "--seed")
+        o.seed = static_cast<uint64_t>(*v);
+      else if (a == "--threads")
+        o.threads = static_cast<int>(*v);
+      else
+        o.runs = static_cast<int>(*v);
     } else {
-      fmt::print(stderr, "{}{}", a == "--help" || a == "-h" ? "" : "unknown flag '" + std::string(a) + "'\n", kUsage);
+      fmt::print(stderr, "{}{}",
+                 a == "--help" || a == "-h" ? "" : "unknown flag '" + std::string(a) + "'\n",
+                 kUsage);
       return false;
     }
   }
@@ -200,8 +205,8 @@ Tensor run_with(const Exercise& ex, const std::string& variant, const Case& c) {
   return ex.call(c);
 }
 
-CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user,
-                      const std::string& ref, const Case& c, bool& unsafe) {
+CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, const std::string& ref,
+                      const Case& c, bool& unsafe) {
   CaseResult r;
   try {
     Tensor want = run_with(ex, ref, c);
@@ -239,7 +244,7 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Seconds on this thread's CPU clock: with one thread the op runs on this thread, and on a
+// Milliseconds on this thread's CPU clock: with one thread the op runs on this thread, and on a
 // shared machine this clock does not count the time another process had the core.
 double thread_cpu_ms() {
   timespec t{};
@@ -281,10 +286,10 @@ Timing time_variant(const Exercise& ex, const std::string& variant, const Case& 
 void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
   const int runs = o.runs > 0 ? o.runs : o.quick ? 3 : 5;
   const bool cpu_clock = o.threads == 1;
-  fmt::print("\ntiming, informational only: {} thread{}, the whole op (output allocation "
-             "included), median of {} calls by the {}:\n",
-             o.threads, o.threads == 1 ? "" : "s", runs,
-             cpu_clock ? "thread's CPU clock" : "wall clock");
+  fmt::print(
+      "\ntiming, informational only: {} thread{}, the whole op (output allocation "
+      "included), median of {} calls by the {}:\n",
+      o.threads, o.threads == 1 ? "" : "s", runs, cpu_clock ? "thread's CPU clock" : "wall clock");
   std::vector<std::string> variants = {user.name};
   for (const auto& e : kernels::registry().at(ex.op, Device::cpu).entries()) {
     if (e.tag != kernels::VariantTag::user && e.has(DType::f32)) variants.push_back(e.name);
@@ -300,10 +305,10 @@ void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Op
     for (const std::string& v : variants) {
       const Timing t = time_variant(ex, v, c, runs, cpu_clock);
       if (v == user.name) mine = t.ms;
-      fmt::print("    {:<{}} {:>10.3f} {:>9.2f} {:>8.2f} {:>10.2f}x{}\n", v, width, t.ms,
-                 cost.flops / (t.ms * 1e6), cost.bytes / (t.ms * 1e6), t.ms / mine,
-                 t.runs < runs ? fmt::format("  ({} call{}: slow)", t.runs, t.runs == 1 ? "" : "s")
-                               : "");
+      fmt::print(
+          "    {:<{}} {:>10.3f} {:>9.2f} {:>8.2f} {:>10.2f}x{}\n", v, width, t.ms,
+          cost.flops / (t.ms * 1e6), cost.bytes / (t.ms * 1e6), t.ms / mine,
+          t.runs < runs ? fmt::format("  ({} call{}: slow)", t.runs, t.runs == 1 ? "" : "s") : "");
     }
   }
 }

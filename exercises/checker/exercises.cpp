@@ -41,13 +41,19 @@ std::vector<Case> relu_cases() {
       {"[7]", {randn({7})}, {}, ""},
       {"[13,17] transposed view", {randn({17, 13}).t()}, {}, layout_hint},
       {"[6,10] every 2nd column", {randn({6, 20}).slice(1, 0, 20, 2)}, {}, layout_hint},
-      {"[4,6,5] dims reversed (3 strided dims)", {randn({5, 6, 4}).permute({2, 1, 0})}, {},
+      {"[4,6,5] dims reversed (3 strided dims)",
+       {randn({5, 6, 4}).permute({2, 1, 0})},
+       {},
        layout_hint},
-      {"[8,5] one row broadcast (stride 0)", {randn({8, 5}).narrow(0, 0, 1).expand({8, 5})}, {},
+      {"[8,5] one row broadcast (stride 0)",
+       {randn({8, 5}).narrow(0, 0, 1).expand({8, 5})},
+       {},
        "a stride can be 0 (a broadcast dim: every row reads the same 5 elements). Use the "
        "layout's strides as they are."},
-      {"[3,4,5,7] sliced in two dims", {randn({3, 8, 5, 14}).slice(1, 0, 8, 2).slice(3, 0, 14, 2)},
-       {}, layout_hint},
+      {"[3,4,5,7] sliced in two dims",
+       {randn({3, 8, 5, 14}).slice(1, 0, 8, 2).slice(3, 0, 14, 2)},
+       {},
+       layout_hint},
       {"[1000,1031]", {randn({1000, 1031})}, {}, ""},
   };
 }
@@ -64,11 +70,15 @@ std::vector<Case> sum_cases() {
       {"[5,13] over dim 1", {randn({5, 13})}, {1}, ""},
       {"[13,5] over dim 0 (inner_stride 5)", {randn({13, 5})}, {0}, rows_hint},
       {"[9,17] transposed, over dim 1", {randn({17, 9}).t()}, {1}, rows_hint},
-      {"[10,10] every 3rd column, over dim 1", {randn({10, 30}).slice(1, 0, 30, 3)}, {1},
+      {"[10,10] every 3rd column, over dim 1",
+       {randn({10, 30}).slice(1, 0, 30, 3)},
+       {1},
        rows_hint},
       {"[4,6,8] over dims 1 and 2", {randn({4, 6, 8})}, {1, 2}, ""},
       {"[512,2053] over dim 1", {randn({512, 2053})}, {1}, ""},
-      {"[3,100003] all 0.1, over dim 1", {full({3, 100003}, 0.1)}, {1},
+      {"[3,100003] all 0.1, over dim 1",
+       {full({3, 100003}, 0.1)},
+       {1},
        "a float32 running sum of 100003 values of 0.1 drifts by about 1e-4: once the sum is "
        "large, every 0.1 added to it is rounded to a multiple of the sum's last bit, and here "
        "the roundings all go the same way. Accumulate in double, or sum pairwise."},
@@ -89,16 +99,25 @@ std::vector<Case> matmul_cases() {
       {"[1,1] @ [1,1]", {randn({1, 1}), randn({1, 1})}, {}, ""},
       {"[1,7] @ [7,1]", {randn({1, 7}), randn({7, 1})}, {}, ""},
       {"[7,1] @ [1,5] (k = 1)", {randn({7, 1}), randn({1, 5})}, {}, ""},
-      {"[13,17] @ [17,19]", {randn({13, 17}), randn({17, 19})}, {},
+      {"[13,17] @ [17,19]",
+       {randn({13, 17}), randn({17, 19})},
+       {},
        "m, k and n all differ: C is m x n, so its row length is n (not k)."},
-      {"[13,17]^T view @ [17,19]^T view", {randn({17, 13}).t(), randn({19, 17}).t()}, {},
+      {"[13,17]^T view @ [17,19]^T view",
+       {randn({17, 13}).t(), randn({19, 17}).t()},
+       {},
        view_hint},
-      {"[20,15] every 2nd column @ [15,9]", {randn({20, 30}).slice(1, 0, 30, 2), randn({15, 9})},
-       {}, view_hint},
-      {"batch [3,5,7] @ [3,7,4]", {randn({3, 5, 7}), randn({3, 7, 4})}, {},
+      {"[20,15] every 2nd column @ [15,9]",
+       {randn({20, 30}).slice(1, 0, 30, 2), randn({15, 9})},
+       {},
+       view_hint},
+      {"batch [3,5,7] @ [3,7,4]",
+       {randn({3, 5, 7}), randn({3, 7, 4})},
+       {},
        "batch > 1: matrix b of the batch starts at a + b * a_bs, b + b * b_bs, c + b * m * n."},
       {"batch [1,5,6] @ [3,6,4] (A shared: a_bs = 0)",
-       {randn({3, 5, 6}).narrow(0, 0, 1), randn({3, 6, 4})}, {},
+       {randn({3, 5, 6}).narrow(0, 0, 1), randn({3, 6, 4})},
+       {},
        "A is broadcast over the batch, so a_bs is 0: use the batch strides as given."},
       {"[64,64] @ [64,64]", {randn({64, 64}), randn({64, 64})}, {}, ""},
       {"[65,129] @ [129,67]", {randn({65, 129}), randn({129, 67})}, {}, edge_hint},
@@ -109,7 +128,8 @@ std::vector<Case> matmul_cases() {
 
 std::vector<Case> square_matmul(int64_t n) {
   const std::string s = std::to_string(n);
-  return {{"[" + s + "," + s + "] @ [" + s + "," + s + "]", {randn({n, n}), randn({n, n})}, {}, ""}};
+  return {
+      {"[" + s + "," + s + "] @ [" + s + "," + s + "]", {randn({n, n}), randn({n, n})}, {}, ""}};
 }
 
 // ---- 05 softmax ---------------------------------------------------------------------------
@@ -139,10 +159,14 @@ std::vector<Case> softmax_cases() {
       {"[13,17] over dim 1", {randn({13, 17})}, {1}, ""},
       {"[17,5] over dim 0 (col_stride 5)", {randn({17, 5})}, {0}, view_hint},
       {"[9,13] transposed, over dim 1", {randn({13, 9}).t()}, {1}, view_hint},
-      {"[64,1000] logits near 100", {randn({64, 1000}) * 10.0 + 100.0}, {1},
+      {"[64,1000] logits near 100",
+       {randn({64, 1000}) * 10.0 + 100.0},
+       {1},
        "exp(100) overflows float32 (the largest float is about exp(88.7)). Keep the running "
        "maximum m and sum exp(x - m): every term is then at most 1."},
-      {"[8,8] -inf before the diagonal", {masked_before_diagonal(8)}, {1},
+      {"[8,8] -inf before the diagonal",
+       {masked_before_diagonal(8)},
+       {1},
        "masked entries are -inf and exp(-inf) = 0, but while the running maximum is still -inf, "
        "x - m is -inf - (-inf) = NaN. Skip terms equal to -inf (they add 0)."},
       {"[4,100003] long rows", {randn({4, 100003})}, {1}, ""},
@@ -230,14 +254,17 @@ std::vector<Exercise> make_exercises() {
         const std::string rs = std::to_string(r), ks = std::to_string(k);
         return std::vector<Case>{
             {"[" + rs + "," + ks + "] over dim 1 (contiguous rows)", {randn({r, k})}, {1}, ""},
-            {"[" + ks + "," + rs + "] over dim 0 (inner_stride " + rs + ")", {randn({k, r})}, {0},
+            {"[" + ks + "," + rs + "] over dim 0 (inner_stride " + rs + ")",
+             {randn({k, r})},
+             {0},
              ""},
         };
       },
       [](const Case& c) {
         const Tensor& x = c.inputs[0];
-        const Tensor out = sum(x, c.ints);
-        return costs::reduce(x.numel(), out.numel(), kF32, kF32);
+        int64_t reduced = c.ints.empty() ? x.numel() : 1;  // no dims: all of them
+        for (int d : c.ints) reduced *= x.size(d);
+        return costs::reduce(x.numel(), x.numel() / reduced, kF32, kF32);
       },
   });
 
@@ -307,9 +334,9 @@ std::vector<Exercise> make_exercises() {
       conv_cases,
       [](bool quick) {
         const int64_t n = quick ? 8 : 64;
-        return std::vector<Case>{conv_case("LeNet conv2: x [" + std::to_string(n) +
-                                               ",16,13,13] w [32,16,3,3]",
-                                           {n, 16, 13, 13}, {32, 16, 3, 3}, true, 1, 0, "")};
+        return std::vector<Case>{
+            conv_case("LeNet conv2: x [" + std::to_string(n) + ",16,13,13] w [32,16,3,3]",
+                      {n, 16, 13, 13}, {32, 16, 3, 3}, true, 1, 0, "")};
       },
       [](const Case& c) {
         return costs::conv2d(c.inputs[0].shape(), c.inputs[1].shape(), c.inputs[2].defined(),

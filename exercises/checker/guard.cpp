@@ -13,12 +13,18 @@ constexpr uint32_t kQuietBit = 0x00400000;
 constexpr uint32_t kSignBit = 0x80000000;
 constexpr uint32_t kScratchBits = 0x7fc00000;  // the default quiet NaN
 
-uint32_t bits_of(float x) { return std::bit_cast<uint32_t>(x); }
+uint32_t bits_of(float x) {
+  return std::bit_cast<uint32_t>(x);
+}
 
-bool is_fill(float x) { return bits_of(x) == kFillBits; }
+bool is_fill(float x) {
+  return bits_of(x) == kFillBits;
+}
 
 // The fill value after arithmetic: the same payload, quieted, either sign.
-bool carries_fill_payload(float x) { return (bits_of(x) & ~(kQuietBit | kSignBit)) == kFillBits; }
+bool carries_fill_payload(float x) {
+  return (bits_of(x) & ~(kQuietBit | kSignBit)) == kFillBits;
+}
 
 }  // namespace
 

@@ -34,14 +34,14 @@ inline constexpr const char* kGuardVariant = "checker_guard";
 struct BufferReport {
   std::string name;  // "out", "C", "workspace"
   int64_t size = 0;
-  bool must_write = true;  // every element must be set (outputs); false for scratch space
+  bool must_write = true;      // every element must be set (outputs); false for scratch space
   int64_t written_before = 0;  // guard elements changed in front of the buffer
   int64_t lowest = 0;          // the lowest offset written (negative when written_before > 0)
   int64_t written_after = 0;   // guard elements changed behind it
   int64_t highest = 0;         // the highest offset written (>= size when written_after > 0)
   int64_t unwritten = 0;       // elements still holding the fill value
   int64_t first_unwritten = -1;
-  int64_t read_first = 0;      // elements holding a NaN with the fill value's payload
+  int64_t read_first = 0;  // elements holding a NaN with the fill value's payload
   int64_t first_read_first = -1;
 
   bool out_of_bounds() const { return written_before > 0 || written_after > 0; }

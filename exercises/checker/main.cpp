@@ -6,4 +6,6 @@
 #error "build with -DPRISM_EXERCISE=\"NN_name\" (exercises/CMakeLists.txt does)"
 #endif
 
-int main(int argc, char** argv) { return prism::exercises::run_checker(PRISM_EXERCISE, argc, argv); }
+int main(int argc, char** argv) {
+  return prism::exercises::run_checker(PRISM_EXERCISE, argc, argv);
+}

@@ -43,7 +43,8 @@ void cross_entropy_composed(const CrossEntropyArgs<T>& a) {
     T m = x[0];
     for (int64_t j = 1; j < a.cols; ++j) m = std::max(m, x[j * a.col_stride]);
     double sum = 0;
-    for (int64_t j = 0; j < a.cols; ++j) sum += std::exp(static_cast<double>(x[j * a.col_stride] - m));
+    for (int64_t j = 0; j < a.cols; ++j)
+      sum += std::exp(static_cast<double>(x[j * a.col_stride] - m));
     const T log_sum = static_cast<T>(std::log(sum));
     for (int64_t j = 0; j < a.cols; ++j) logp[r * a.cols + j] = (x[j * a.col_stride] - m) - log_sum;
     if (a.lse) a.lse[r] = static_cast<double>(m) + std::log(sum);
@@ -115,10 +116,9 @@ void register_cross_entropy(Registry& r) {
   r.op("cross_entropy_backward", Device::cpu,
        "3 FLOPs per logit (sub+exp, scale) + 1 per row (the one-hot); bytes = logits + targets "
        "+ lse + dlogits")
-      .add<CrossEntropyBackwardArgs>("fused", VariantTag::fused,
-                                     "softmax minus one-hot from the saved lse, one pass",
-                                     &cross_entropy_backward_fused<float>,
-                                     &cross_entropy_backward_fused<double>);
+      .add<CrossEntropyBackwardArgs>(
+          "fused", VariantTag::fused, "softmax minus one-hot from the saved lse, one pass",
+          &cross_entropy_backward_fused<float>, &cross_entropy_backward_fused<double>);
 }
 
 }  // namespace prism::kernels::cpu

@@ -35,9 +35,9 @@ namespace prism::kernels::cpu {
 
 inline float fast_exp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2Hi = 0.693359375f;  // 8 significant bits: n * kLn2Hi is exact
-  constexpr float kLn2Lo = -2.12194440e-4f;  // ln 2 - kLn2Hi
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  constexpr float kLn2Hi = 0.693359375f;         // 8 significant bits: n * kLn2Hi is exact
+  constexpr float kLn2Lo = -2.12194440e-4f;      // ln 2 - kLn2Hi
+  constexpr float kMagic = 12582912.0f;          // 1.5 * 2^23
   constexpr float kLow = -86.6f, kHigh = 88.3f;  // 2^-125 and ~2^127.4
   const float xc = x < kLow ? kLow : (x > kHigh ? kHigh : x);
   const float t = xc * kLog2e + kMagic;  // round(xc / ln 2) sits in t's low mantissa bits

@@ -232,10 +232,9 @@ void register_layer_norm(Registry& r) {
   r.op("layer_norm_backward", Device::cpu,
        "11 FLOPs per element (+2 for dweight, +1 for dbias); bytes = x + g + dx + weight + "
        "mean + rstd + dweight + dbias")
-      .add<LayerNormBackwardArgs>("fused", VariantTag::fused,
-                                  "dx, dweight and dbias in one kernel, two passes per row",
-                                  &layer_norm_backward_fused<float>,
-                                  &layer_norm_backward_fused<double>);
+      .add<LayerNormBackwardArgs>(
+          "fused", VariantTag::fused, "dx, dweight and dbias in one kernel, two passes per row",
+          &layer_norm_backward_fused<float>, &layer_norm_backward_fused<double>);
 }
 
 }  // namespace prism::kernels::cpu

@@ -21,59 +21,91 @@
 //
 // What it still lacks: like the reordered loop, each multiply-add loads B, loads C and stores C,
 // so the FMA units idle while L1 moves data. Keeping a tile of C in registers across many p
-// (matmul_optimized.cpp) is the next step. A B with a column stride other than 1 (a transposed
-// view) runs the strided loop: correct, but slow; packing fixes that in the optimized variant.
+// (matmul_optimized.cpp) is the next step.
+//
+// Layouts: as in matmul_reordered.cpp, a transposed B (contiguous columns) runs the same tiles
+// with the inner loop turned into dot products of a row segment of A and a column segment of B;
+// a B with neither stride 1 runs the strided i, p, j loop (correct, slow).
 //
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C.
 // Measured: see docs/PERFORMANCE.md, "Matmul ladder".
 #include <algorithm>
+#include <vector>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/matmul_rows.h"
 
 namespace prism::kernels::cpu {
 namespace {
 
 constexpr int64_t kRowSegmentBytes = 2048;           // NB elements of a C row
 constexpr int64_t kBTileBytes = int64_t{512} << 10;  // KB x NB elements of B
+// Dot-product form: KB elements of an A row (4 KiB, in L1) per dot, NB = 512 KiB / KB columns.
+constexpr int64_t kDotSegmentBytes = 4096;
 
-// c[0:n] += s * b[0:n]; unit stride, vectorized (the restrict says c and b do not overlap).
+// B with contiguous rows: the tiled i, p, j loop of the comment at the top.
 template <class T>
-void axpy_row(int64_t n, T s, const T* __restrict b, T* __restrict c) {
-  for (int64_t j = 0; j < n; ++j) c[j] += s * b[j];
+void blocked_rows(const MatmulArgs<T>& a, const T* A, const T* B, T* C) {
+  constexpr int64_t NB = kRowSegmentBytes / sizeof(T);
+  constexpr int64_t KB = kBTileBytes / (NB * sizeof(T));
+  std::fill(C, C + a.m * a.n, T(0));
+  for (int64_t j0 = 0; j0 < a.n; j0 += NB) {
+    const int64_t nb = std::min(NB, a.n - j0);
+    for (int64_t p0 = 0; p0 < a.k; p0 += KB) {
+      const int64_t p1 = std::min(a.k, p0 + KB);
+      for (int64_t i = 0; i < a.m; ++i) {
+        T* c = C + i * a.n + j0;
+        for (int64_t p = p0; p < p1; ++p) {
+          const T s = A[i * a.a_rs + p * a.a_cs];
+          const T* row = B + p * a.b_rs + j0 * a.b_cs;
+          if (a.b_cs == 1) {
+            axpy_row(nb, s, row, c);
+          } else {
+            axpy_row_strided(nb, s, row, a.b_cs, c);
+          }
+        }
+      }
+    }
+  }
 }
 
-// The same with B's elements `stride` apart.
+// B with contiguous columns (a transposed view): the same tiles, each C[i][j] accumulating dot
+// products of a row segment of A and a column segment of B (both contiguous: A's row is copied
+// when A is transposed too).
 template <class T>
-void axpy_row_strided(int64_t n, T s, const T* __restrict b, int64_t stride, T* __restrict c) {
-  for (int64_t j = 0; j < n; ++j) c[j] += s * b[j * stride];
+void blocked_columns(const MatmulArgs<T>& a, const T* A, const T* B, T* C, T* a_segment) {
+  constexpr int64_t KB = kDotSegmentBytes / sizeof(T);
+  constexpr int64_t NB = kBTileBytes / (KB * sizeof(T));
+  std::fill(C, C + a.m * a.n, T(0));
+  for (int64_t j0 = 0; j0 < a.n; j0 += NB) {
+    const int64_t j1 = std::min(a.n, j0 + NB);
+    for (int64_t p0 = 0; p0 < a.k; p0 += KB) {
+      const int64_t kb = std::min(KB, a.k - p0);
+      for (int64_t i = 0; i < a.m; ++i) {
+        const T* ai = A + i * a.a_rs + p0 * a.a_cs;
+        if (a.a_cs != 1) {
+          for (int64_t p = 0; p < kb; ++p) a_segment[p] = ai[p * a.a_cs];
+          ai = a_segment;
+        }
+        T* c = C + i * a.n;
+        for (int64_t j = j0; j < j1; ++j) c[j] += dot_contiguous(kb, ai, B + j * a.b_cs + p0);
+      }
+    }
+  }
 }
 
 template <class T>
 void matmul_blocked(const MatmulArgs<T>& a) {
-  constexpr int64_t NB = kRowSegmentBytes / sizeof(T);
-  constexpr int64_t KB = kBTileBytes / (NB * sizeof(T));
+  const bool dot_form = a.b_rs == 1 && a.b_cs != 1 && a.n > 1;
+  std::vector<T> a_segment(dot_form && a.a_cs != 1 ? a.k : 0);
   for (int64_t b = 0; b < a.batch; ++b) {
     const T* A = a.a + b * a.a_bs;
     const T* B = a.b + b * a.b_bs;
     T* C = a.c + b * a.m * a.n;
-    std::fill(C, C + a.m * a.n, T(0));
-    for (int64_t j0 = 0; j0 < a.n; j0 += NB) {
-      const int64_t nb = std::min(NB, a.n - j0);
-      for (int64_t p0 = 0; p0 < a.k; p0 += KB) {
-        const int64_t p1 = std::min(a.k, p0 + KB);
-        for (int64_t i = 0; i < a.m; ++i) {
-          T* c = C + i * a.n + j0;
-          for (int64_t p = p0; p < p1; ++p) {
-            const T s = A[i * a.a_rs + p * a.a_cs];
-            const T* row = B + p * a.b_rs + j0 * a.b_cs;
-            if (a.b_cs == 1) {
-              axpy_row(nb, s, row, c);
-            } else {
-              axpy_row_strided(nb, s, row, a.b_cs, c);
-            }
-          }
-        }
-      }
+    if (dot_form) {
+      blocked_columns(a, A, B, C, a_segment.data());
+    } else {
+      blocked_rows(a, A, B, C);
     }
   }
 }

@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/cpu/matmul_simd.h"
+#include "kernels/cpu/matmul_rows.h"
 
 namespace prism::kernels::cpu {
 
@@ -26,27 +26,6 @@ void axpy4(int64_t n, const T* a, const T* __restrict b0, const T* __restrict b1
            const T* __restrict b2, const T* __restrict b3, T* __restrict c) {
   const T a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
   for (int64_t j = 0; j < n; ++j) c[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];
-}
-
-// sum_p a[p] * b[p] over contiguous a and b, with four independent vector accumulators (a single
-// one would wait on the FMA latency every step).
-template <class T>
-T dot_contiguous(int64_t k, const T* __restrict a, const T* __restrict b) {
-  using S = simd::Vec<T>;
-  constexpr int L = S::lanes;
-  typename S::V acc[4] = {S::zero(), S::zero(), S::zero(), S::zero()};
-  int64_t p = 0;
-  for (; p + 4 * L <= k; p += 4 * L) {
-    for (int q = 0; q < 4; ++q)
-      acc[q] = S::fma(S::load(a + p + q * L), S::load(b + p + q * L), acc[q]);
-  }
-  for (; p + L <= k; p += L) acc[0] = S::fma(S::load(a + p), S::load(b + p), acc[0]);
-  alignas(64) T lanes[L];
-  S::store(lanes, S::add(S::add(acc[0], acc[1]), S::add(acc[2], acc[3])));
-  T sum = 0;
-  for (int l = 0; l < L; ++l) sum += lanes[l];
-  for (; p < k; ++p) sum += a[p] * b[p];
-  return sum;
 }
 
 // c[0:n] = a @ B with a contiguous (k elements), B[p, j] at b[p * b_rs + j * b_cs], c contiguous.

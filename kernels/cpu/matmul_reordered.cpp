@@ -15,40 +15,47 @@
 // (matmul_blocked.cpp) fixes the second problem, the register tile of matmul_optimized.cpp the
 // first.
 //
-// Layouts. The unit-stride argument needs B's rows to be contiguous (column stride 1), which is
-// the common case; it is specialised so the compiler can vectorize it. Any other stride (a
-// transposed B, as in A @ B^T during backward) runs the same loop with a strided B: correct, but
-// as slow as the naive loop's column walk. Packing (matmul_optimized.cpp) is what removes that.
+// Layouts. The argument is "make the inner loop walk memory with unit stride", and which loop
+// that is depends on the layout. For a B whose rows are contiguous (column stride 1, the common
+// case) it is the i, p, j loop above. For a transposed B (A @ B^T, as backward computes it) the
+// rows of B are strided and its columns contiguous, so the i, p, j loop would jump k elements
+// per step: there each C[i][j] is computed as a dot product of a row of A and a column of B,
+// both contiguous, with four vector accumulators (matmul_rows.h; the compiler will not vectorize
+// a floating-point sum by itself). A B with neither stride 1 runs the i, p, j loop through its
+// strides: correct, and as slow as the naive loop's column walk. Packing
+// (matmul_optimized.cpp) is what makes every layout cost the same.
 //
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C (B is re-read m times from the caches).
 // Measured: see docs/PERFORMANCE.md, "Matmul ladder".
 #include <algorithm>
+#include <vector>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/matmul_rows.h"
 
 namespace prism::kernels::cpu {
 namespace {
 
-// c[0:n] += s * b[0:n]; unit stride, vectorized (the restrict says c and b do not overlap).
-template <class T>
-void axpy_row(int64_t n, T s, const T* __restrict b, T* __restrict c) {
-  for (int64_t j = 0; j < n; ++j) c[j] += s * b[j];
-}
-
-// The same with B's elements `stride` apart.
-template <class T>
-void axpy_row_strided(int64_t n, T s, const T* __restrict b, int64_t stride, T* __restrict c) {
-  for (int64_t j = 0; j < n; ++j) c[j] += s * b[j * stride];
-}
-
 template <class T>
 void matmul_reordered(const MatmulArgs<T>& a) {
+  // B's columns contiguous but not its rows (a transposed view): the dot-product order.
+  const bool dot_form = a.b_rs == 1 && a.b_cs != 1 && a.n > 1;
+  std::vector<T> a_row(dot_form && a.a_cs != 1 ? a.k : 0);
   for (int64_t b = 0; b < a.batch; ++b) {
     const T* A = a.a + b * a.a_bs;
     const T* B = a.b + b * a.b_bs;
     T* C = a.c + b * a.m * a.n;
     for (int64_t i = 0; i < a.m; ++i) {
       T* c = C + i * a.n;
+      if (dot_form) {
+        const T* ai = A + i * a.a_rs;
+        if (a.a_cs != 1) {
+          for (int64_t p = 0; p < a.k; ++p) a_row[p] = ai[p * a.a_cs];
+          ai = a_row.data();
+        }
+        for (int64_t j = 0; j < a.n; ++j) c[j] = dot_contiguous(a.k, ai, B + j * a.b_cs);
+        continue;
+      }
       std::fill(c, c + a.n, T(0));
       for (int64_t p = 0; p < a.k; ++p) {
         const T s = A[i * a.a_rs + p * a.a_cs];

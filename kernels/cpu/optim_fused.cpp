@@ -58,7 +58,7 @@ void adam_fused(const AdamArgs<T>& a) {
   for (int64_t i = 0; i < a.numel; ++i) {
     T p = a.param[i];
     T g = a.grad[i];
-    if (l2) g = g + wd * p;  // L2: the penalty's gradient goes through the moments
+    if (l2) g = g + wd * p;     // L2: the penalty's gradient goes through the moments
     if (shrink) p = p * decay;  // decoupled: decay the weight itself, outside the moments
     const T m = b1 * a.m[i] + one_minus_b1 * g;
     const T v = b2 * a.v[i] + one_minus_b2 * g * g;

@@ -11,7 +11,9 @@ namespace {
 // (operations on NaNs return quiet NaNs), so finding it intact proves the guard was not written.
 constexpr uint32_t kSentinelBits = 0x7f80dead;
 
-float sentinel() { return std::bit_cast<float>(kSentinelBits); }
+float sentinel() {
+  return std::bit_cast<float>(kSentinelBits);
+}
 
 }  // namespace
 
@@ -26,7 +28,9 @@ bool GuardedBuffer::guards_intact() const {
   return true;
 }
 
-void GuardedBuffer::poison() { fill(std::numeric_limits<float>::quiet_NaN()); }
+void GuardedBuffer::poison() {
+  fill(std::numeric_limits<float>::quiet_NaN());
+}
 
 void GuardedBuffer::fill(float value) {
   for (int64_t i = 0; i < n_; ++i) storage_[kGuard + i] = value;

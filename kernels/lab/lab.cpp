@@ -17,12 +17,14 @@ namespace {
 namespace stats = profiler::stats;
 
 // The variant others are validated against: the trusted library if the op has one, else the
-// clearest loop, else the default.
+// clearest loop (the naive-tagged variant: "naive", "two_pass", "composed", ...), else the
+// default.
 const kernels::KernelEntry& baseline_of(const kernels::OpKernels& k) {
-  for (const auto& e : k.entries()) {
-    if (e.tag == kernels::VariantTag::reference && e.has(DType::f32)) return e;
+  for (auto tag : {kernels::VariantTag::reference, kernels::VariantTag::naive}) {
+    for (const auto& e : k.entries()) {
+      if (e.tag == tag && e.has(DType::f32)) return e;
+    }
   }
-  if (const auto* naive = k.find("naive"); naive && naive->has(DType::f32)) return *naive;
   return k.default_entry();
 }
 
@@ -107,7 +109,8 @@ void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions
     ++warm;
   }
   one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / warm);
-  const int64_t calls = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_sample_ns / one_ns)));
+  const int64_t calls =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_sample_ns / one_ns)));
   row.calls_per_sample = calls;
   for (int r = 0; r < reps; ++r) {
     t0 = profiler::now_ns();
@@ -217,14 +220,16 @@ LabResult run_lab(const LabOptions& opts) {
       row.flops = cost.flops;
       row.bytes = cost.bytes;
       row.workspace_bytes = c->workspace_bytes(v);
-      if (!row.valid) row.note = "not timed: failed validation";
-      else time_variant(*c, v, opts, row);
+      if (!row.valid)
+        row.note = "not timed: failed validation";
+      else
+        time_variant(*c, v, opts, row);
       result.rows.push_back(std::move(row));
     }
     const TimingRow *naive = nullptr, *ref = nullptr;
     for (size_t i = first; i < result.rows.size(); ++i) {
       size_rows.push_back(&result.rows[i]);
-      if (result.rows[i].variant == "naive") naive = &result.rows[i];
+      if (!naive && result.rows[i].tag == "naive") naive = &result.rows[i];
       if (result.rows[i].variant == baseline.name && result.rows[i].tag == "reference") {
         ref = &result.rows[i];
       }

@@ -3,7 +3,7 @@
 //
 //   1. Validation. For each validation size (odd shapes) and each timed size, every registered
 //      variant runs on the same fresh random inputs as the baseline (the op's reference
-//      variant, else its naive one). Outputs are poisoned with NaN first and surrounded by
+//      variant, else its naive-tagged one). Outputs are poisoned with NaN first and surrounded by
 //      guard values, so an unwritten element or an out-of-bounds write fails. The error is
 //      normalized: max |y - y_ref| / max |y_ref|, against the op's float32 tolerance.
 //      A variant that fails anywhere is reported and never timed.
@@ -27,9 +27,9 @@ struct LabOptions {
   std::vector<std::string> sizes;     // empty: the op's default sizes
   std::vector<std::string> variants;  // empty: every registered variant
   int threads = 1;
-  int repetitions = 11;        // timed samples per variant and size (at least 9 for the table)
-  double min_sample_ms = 20;   // each sample lasts at least this long
-  double max_variant_s = 20;   // a variant whose estimated timing exceeds this is not timed
+  int repetitions = 11;       // timed samples per variant and size (at least 9 for the table)
+  double min_sample_ms = 20;  // each sample lasts at least this long
+  double max_variant_s = 20;  // a variant whose estimated timing exceeds this is not timed
   uint64_t seed = 1;
   // The machine's measured peaks at this thread count (prism machine); 0 = unknown.
   double peak_gflops = 0;
@@ -38,10 +38,10 @@ struct LabOptions {
 
 struct ValidationCheck {
   std::string size;
-  double error = 0;   // normalized max error (NaN when an output was left unwritten)
+  double error = 0;  // normalized max error (NaN when an output was left unwritten)
   bool guards_ok = true;
   bool ok = true;
-  std::string what;   // why it failed, empty when ok
+  std::string what;  // why it failed, empty when ok
 };
 
 struct VariantValidation {
@@ -66,7 +66,7 @@ struct TimingRow {
   double gflops = 0, gbs = 0;
   double pct_peak_flops = 0, pct_peak_bw = 0, pct_roofline = 0;  // 0 when the peak is unknown
   int64_t workspace_bytes = 0;
-  // Speed-up of this variant over naive / over the reference: median ratio and its interval;
+  // Speed-up of this variant over the naive-tagged variant / over the reference: median ratio and its interval;
   // 0 when that baseline was not timed. *_faster: Mann-Whitney one-sided p < 0.05.
   double x_naive = 0, x_naive_low = 0, x_naive_high = 0;
   double x_ref = 0, x_ref_low = 0, x_ref_high = 0;

@@ -76,6 +76,7 @@ const std::vector<LabOp>& lab_ops() {
     add_conv_lab_ops(v);
     add_pool_lab_ops(v);
     add_optim_lab_ops(v);
+    add_fused_lab_ops(v);
     return v;
   }();
   return ops;

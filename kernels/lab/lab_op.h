@@ -59,10 +59,10 @@ class InputRng {
 };
 
 struct LabOp {
-  std::string op;           // the registry's op name
-  std::string size_syntax;  // what a size means, for --help and errors: "MxKxN[:tn]"
-  std::string summary;      // one line for `prism lab --list`
-  std::vector<std::string> default_sizes;     // timed when --sizes is not given
+  std::string op;                          // the registry's op name
+  std::string size_syntax;                 // what a size means, for --help and errors: "MxKxN[:tn]"
+  std::string summary;                     // one line for `prism lab --list`
+  std::vector<std::string> default_sizes;  // timed when --sizes is not given
   std::vector<std::string> validation_sizes;  // odd shapes every variant must pass
   // Largest normalized error (max |y - ref| / max |ref|) a correct float32 variant may show.
   double tolerance = 1e-4;

@@ -32,7 +32,9 @@ std::map<char, int64_t> parse_params(const std::string& op, const std::string& s
   return out;
 }
 
-int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p) { return (in + 2 * p - k) / s + 1; }
+int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p) {
+  return (in + 2 * p - k) / s + 1;
+}
 
 // ---- conv2d ------------------------------------------------------------------------------------
 enum class ConvOp { forward, backward_input, backward_weight };
@@ -101,8 +103,8 @@ LabOp conv_op(const char* name, ConvOp which, const char* summary) {
   op.summary = summary;
   // The CNN's two layers at batch 64, then a ResNet-like 3x3 layer.
   op.default_sizes = {"64x1x28x28x16x3", "64x16x14x14x32x3", "8x64x56x56x64x3"};
-  op.validation_sizes = {"1x1x1x1x1x1",     "2x3x7x5x4x3", "1x2x9x9x3x3:s2p1", "3x5x11x13x7x5:s2p0",
-                         "2x4x6x6x6x1:s1p0", "1x3x4x4x2x4:s1p1"};
+  op.validation_sizes = {"1x1x1x1x1x1",        "2x3x7x5x4x3",      "1x2x9x9x3x3:s2p1",
+                         "3x5x11x13x7x5:s2p0", "2x4x6x6x6x1:s1p0", "1x3x4x4x2x4:s1p1"};
   op.tolerance = 1e-4;
   const std::string op_name = name;
   op.make = [which, op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
@@ -127,8 +129,8 @@ constexpr const char* kPoolSyntax = "PxHxW, optionally :kKsSpP (window, stride, 
 
 class PoolCase : public Case {
  public:
-  PoolCase(bool max, bool backward, const std::vector<int64_t>& d, int64_t k, int64_t s,
-           int64_t p, uint64_t seed)
+  PoolCase(bool max, bool backward, const std::vector<int64_t>& d, int64_t k, int64_t s, int64_t p,
+           uint64_t seed)
       : max_(max), backward_(backward) {
     a_ = {};
     a_.planes = d[0], a_.h = d[1], a_.w = d[2];

@@ -19,10 +19,11 @@ struct ElementwiseSpec {
 
 // flops_per_elem matches each op's cost formula (kernels/cpu/elementwise_naive.cpp).
 constexpr ElementwiseSpec kSpecs[] = {
-    {"relu", 1, -1, 1, false},    {"gelu", 8, -3, 3, false},   {"exp", 1, -4, 4, false},
-    {"tanh", 1, -3, 3, false},    {"sigmoid", 3, -4, 4, false}, {"log", 1, 0.1f, 4, false},
-    {"add", 1, -1, 1, true},      {"mul", 1, -1, 1, true},     {"relu_backward", 1, -1, 1, true},
-    {"gelu_backward", 16, -3, 3, true},
+    {"relu", 1, -1, 1, false},         {"gelu", 8, -3, 3, false},
+    {"exp", 1, -4, 4, false},          {"tanh", 1, -3, 3, false},
+    {"sigmoid", 3, -4, 4, false},      {"log", 1, 0.1f, 4, false},
+    {"add", 1, -1, 1, true},           {"mul", 1, -1, 1, true},
+    {"relu_backward", 1, -1, 1, true}, {"gelu_backward", 16, -3, 3, true},
 };
 
 struct Shape2 {
@@ -40,8 +41,10 @@ Shape2 parse_shape(const ElementwiseSpec& s, const std::string& size, const char
     sh.rows = d[0];
     sh.cols = d[1];
   }
-  if (form == "t" && d.size() == 2) sh.transposed = true;
-  else if (form == "row" && d.size() == 2 && s.binary) sh.row_broadcast = true;
+  if (form == "t" && d.size() == 2)
+    sh.transposed = true;
+  else if (form == "row" && d.size() == 2 && s.binary)
+    sh.row_broadcast = true;
   else if (!form.empty()) {
     throw Error(std::string("lab ") + s.op + ": bad form ':" + form + "' in '" + size +
                 "': expected " + syntax);

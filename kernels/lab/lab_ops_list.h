@@ -14,5 +14,6 @@ void add_softmax_lab_ops(std::vector<LabOp>& ops);
 void add_conv_lab_ops(std::vector<LabOp>& ops);
 void add_pool_lab_ops(std::vector<LabOp>& ops);
 void add_optim_lab_ops(std::vector<LabOp>& ops);
+void add_fused_lab_ops(std::vector<LabOp>& ops);
 
 }  // namespace prism::lab

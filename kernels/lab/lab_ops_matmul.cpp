@@ -11,8 +11,7 @@ namespace {
 
 class MatmulCase : public Case {
  public:
-  MatmulCase(int64_t m, int64_t k, int64_t n, bool ta, bool tb, uint64_t seed)
-      : c_(m * n) {
+  MatmulCase(int64_t m, int64_t k, int64_t n, bool ta, bool tb, uint64_t seed) : c_(m * n) {
     InputRng rng(seed);
     a_ = rng.vector(m * k);
     b_ = rng.vector(k * n);
@@ -33,9 +32,7 @@ class MatmulCase : public Case {
     args_.b_bs = k * n;
   }
 
-  void run(const kernels::KernelEntry& v) override {
-    v.get<kernels::MatmulArgs, float>()(args_);
-  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::MatmulArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"c", &c_}}; }
   profiler::Cost cost() const override {
     const int64_t macs = args_.m * args_.n * args_.k;
@@ -74,8 +71,9 @@ void add_matmul_lab_ops(std::vector<LabOp>& ops) {
   op.summary = "C = A @ B (the ladder: naive, reordered, blocked, optimized, reference)";
   // The MLP's forward and backward shapes, then square sizes.
   op.default_sizes = {"128x784x256:nt", "256x128x784:tn", "256", "512", "1024"};
-  op.validation_sizes = {"1",          "7x13x5",   "17x1x31",      "1x64x1",  "33x65x129",
-                         "33x65x129:tn", "45x31x67:nt", "37x29x41:tt", "200x300x150"};
+  op.validation_sizes = {"1",           "7x13x5",      "17x1x31",
+                         "1x64x1",      "33x65x129",   "33x65x129:tn",
+                         "45x31x67:nt", "37x29x41:tt", "200x300x150"};
   op.make = make_matmul;
   ops.push_back(std::move(op));
 }

@@ -18,6 +18,21 @@ void load(GuardedBuffer& to, const std::vector<float>& from) {
   std::memcpy(to.data(), from.data(), from.size() * sizeof(float));
 }
 
+// The unfused (naive-tagged) variants get the temporaries the front end would allocate for
+// them (tensor/ops/optim.cpp); fused ones get none.
+std::vector<float>& scratch(int64_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
+  return buf;
+}
+
+template <class Args>
+void with_workspace(const kernels::KernelEntry& v, Args& a, int64_t elements) {
+  if (v.tag != kernels::VariantTag::naive || elements == 0) return;
+  a.workspace = scratch(elements).data();
+  a.workspace_size = elements;
+}
+
 class SgdCase : public Case {
  public:
   SgdCase(int64_t n, uint64_t seed) : param_(n), velocity_(n) {
@@ -37,7 +52,11 @@ class SgdCase : public Case {
     load(param_, param0_);
     load(velocity_, velocity0_);
   }
-  void run(const kernels::KernelEntry& v) override { v.get<kernels::SgdArgs, float>()(a_); }
+  void run(const kernels::KernelEntry& v) override {
+    kernels::SgdArgs<float> a = a_;
+    with_workspace(v, a, kernels::sgd_per_tensor_workspace(a.numel, true, a.nesterov));
+    v.get<kernels::SgdArgs, float>()(a);
+  }
   std::vector<Output> outputs() override { return {{"param", &param_}, {"velocity", &velocity_}}; }
   // costs::sgd_update with weight decay and momentum: 6 FLOPs, 5 accesses per element.
   profiler::Cost cost() const override { return {6 * a_.numel, 0, 20 * a_.numel}; }
@@ -74,7 +93,11 @@ class AdamCase : public Case {
     load(m_, m0_);
     load(v_, v0_);
   }
-  void run(const kernels::KernelEntry& v) override { v.get<kernels::AdamArgs, float>()(a_); }
+  void run(const kernels::KernelEntry& v) override {
+    kernels::AdamArgs<float> a = a_;
+    with_workspace(v, a, kernels::adam_per_tensor_workspace(a.numel, !a.decoupled));
+    v.get<kernels::AdamArgs, float>()(a);
+  }
   std::vector<Output> outputs() override { return {{"param", &param_}, {"m", &m_}, {"v", &v_}}; }
   // costs::adam_update, AdamW: 14 FLOPs, 7 accesses per element.
   profiler::Cost cost() const override { return {14 * a_.numel, 0, 28 * a_.numel}; }

@@ -69,9 +69,7 @@ class SoftmaxCase : public Case {
     args_.row_stride = r.row_stride();
     args_.col_stride = r.col_stride();
   }
-  void run(const kernels::KernelEntry& v) override {
-    v.get<kernels::SoftmaxArgs, float>()(args_);
-  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::SoftmaxArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
   profiler::Cost cost() const override {
     const int64_t n = args_.rows * args_.cols;

@@ -28,15 +28,17 @@ std::string ratio_str(double x, double lo, double hi) {
   return fmt::format("{:.2f}x [{:.2f}, {:.2f}]", x, lo, hi);
 }
 
-std::string error_str(double e) { return std::isnan(e) ? "NaN" : fmt::format("{:.1e}", e); }
+std::string error_str(double e) {
+  return std::isnan(e) ? "NaN" : fmt::format("{:.1e}", e);
+}
 
 }  // namespace
 
 std::string format_lab(const LabResult& r) {
-  std::string out = fmt::format("prism lab {} - {} thread{} - float32, validated against '{}' "
-                                "(normalized error <= {:.0e})\n",
-                                r.op, r.threads, r.threads == 1 ? "" : "s", r.baseline,
-                                r.tolerance);
+  std::string out = fmt::format(
+      "prism lab {} - {} thread{} - float32, validated against '{}' "
+      "(normalized error <= {:.0e})\n",
+      r.op, r.threads, r.threads == 1 ? "" : "s", r.baseline, r.tolerance);
   if (r.peak_gflops > 0) {
     out += fmt::format("machine peak at {} thread{}: {:.1f} GFLOP/s, {:.1f} GB/s (prism machine)\n",
                        r.threads, r.threads == 1 ? "" : "s", r.peak_gflops, r.peak_gbs);
@@ -72,16 +74,18 @@ std::string format_lab(const LabResult& r) {
     if (row.unstable) flags += " unstable";
     if (row.faster_than_ref) flags += " faster";
     if (row.slower_than_ref) flags += " slower";
-    out += fmt::format("  {:<14} {:<10} {:>10} {:>6.1f}% {:>9.2f} {:>8.2f} {:>6} {:>6} {:>22} {:>22}{}\n",
-                       row.variant, row.tag, time_str(row.median_ns), row.err_pct, row.gflops,
-                       row.gbs, pct_peak > 0 ? fmt::format("{:.0f}", pct_peak) : "-",
-                       row.pct_roofline > 0 ? fmt::format("{:.0f}", row.pct_roofline) : "-",
-                       ratio_str(row.x_naive, row.x_naive_low, row.x_naive_high),
-                       ratio_str(row.x_ref, row.x_ref_low, row.x_ref_high), flags);
+    out += fmt::format(
+        "  {:<14} {:<10} {:>10} {:>6.1f}% {:>9.2f} {:>8.2f} {:>6} {:>6} {:>22} {:>22}{}\n",
+        row.variant, row.tag, time_str(row.median_ns), row.err_pct, row.gflops, row.gbs,
+        pct_peak > 0 ? fmt::format("{:.0f}", pct_peak) : "-",
+        row.pct_roofline > 0 ? fmt::format("{:.0f}", row.pct_roofline) : "-",
+        ratio_str(row.x_naive, row.x_naive_low, row.x_naive_high),
+        ratio_str(row.x_ref, row.x_ref_low, row.x_ref_high), flags);
   }
-  out += "\n%peak: the larger of GFLOP/s over peak FLOP/s and GB/s over peak bandwidth. %roof: "
-         "GFLOP/s over the roofline\nmin(peak, intensity x bandwidth). faster/slower: "
-         "Mann-Whitney U against the reference, one-sided p < 0.05.\n";
+  out +=
+      "\n%peak: the larger of GFLOP/s over peak FLOP/s and GB/s over peak bandwidth. %roof: "
+      "GFLOP/s over the roofline\nmin(peak, intensity x bandwidth). faster/slower: "
+      "Mann-Whitney U against the reference, one-sided p < 0.05.\n";
   return out;
 }
 
@@ -89,16 +93,11 @@ std::string lab_json(const LabResult& r) {
   using nlohmann::json;
   json rows = json::array();
   for (const TimingRow& row : r.rows) {
-    json j = {{"op", r.op},
-              {"variant", row.variant},
-              {"tag", row.tag},
-              {"size", row.size},
-              {"threads", r.threads},
-              {"valid", row.valid},
-              {"timed", row.timed},
-              {"flops", row.flops},
-              {"bytes", row.bytes},
-              {"workspace_bytes", row.workspace_bytes}};
+    json j = {{"op", r.op},           {"variant", row.variant},
+              {"tag", row.tag},       {"size", row.size},
+              {"threads", r.threads}, {"valid", row.valid},
+              {"timed", row.timed},   {"flops", row.flops},
+              {"bytes", row.bytes},   {"workspace_bytes", row.workspace_bytes}};
     if (row.timed) {
       j["median_ns"] = row.median_ns;
       j["ci_low_ns"] = row.ci_low_ns;
@@ -129,7 +128,9 @@ std::string lab_json(const LabResult& r) {
                         {"guards_ok", c.guards_ok},
                         {"what", c.what}});
     }
-    validation.push_back({{"variant", v.variant}, {"tag", v.tag}, {"valid", v.valid},
+    validation.push_back({{"variant", v.variant},
+                          {"tag", v.tag},
+                          {"valid", v.valid},
                           {"checks", std::move(checks)}});
   }
   json doc = {{"op", r.op},

@@ -46,7 +46,8 @@ void check_cross_entropy(const Tensor& logits, const Tensor& target) {
                 "] for input " + logits.shape().str() + ", got " + target.shape().str());
   }
   detail::check_same_device(op, logits, target);
-  if (logits.size(0) == 0) throw Error("cross_entropy: empty batch (input " + logits.shape().str() + ")");
+  if (logits.size(0) == 0)
+    throw Error("cross_entropy: empty batch (input " + logits.shape().str() + ")");
   if (logits.size(1) == 0) {
     throw Error("cross_entropy: no classes (input " + logits.shape().str() + ")");
   }
@@ -135,11 +136,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
   const auto& k = op_cross_entropy.kernel(dev, dt);
   Tensor loss, lse;
   {
-    detail::OpRecordScope rec(op_cross_entropy.name(), k.name.c_str(), dev, {&logits, &target},
-                              [&] {
-                                return costs::cross_entropy(p.rows, p.cols, saves,
-                                                            logits.element_size());
-                              });
+    detail::OpRecordScope rec(
+        op_cross_entropy.name(), k.name.c_str(), dev, {&logits, &target},
+        [&] { return costs::cross_entropy(p.rows, p.cols, saves, logits.element_size()); });
     loss = detail::empty_like_shape(Dims{}, dt, dev);
     if (saves) lse = detail::empty_like_shape(Dims{p.rows}, DType::f64, dev);
     Tensor workspace;
@@ -154,11 +153,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
       run_forward<double>(k, p, loss, lse, workspace);
   }
   if (saves) {
-    autograd::record(loss, op_cross_entropy.name(), {&logits},
-                     [p, lse](const Tensor& g, autograd::Grads& gr) {
-                       gr.set(0, "cross_entropy.dlogits",
-                              [&] { return cross_entropy_backward(g, p, lse); });
-                     });
+    autograd::record(
+        loss, op_cross_entropy.name(), {&logits}, [p, lse](const Tensor& g, autograd::Grads& gr) {
+          gr.set(0, "cross_entropy.dlogits", [&] { return cross_entropy_backward(g, p, lse); });
+        });
   }
   return loss;
 }

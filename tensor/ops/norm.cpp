@@ -93,9 +93,8 @@ T* mutable_or_null(const Tensor& t) {
 }
 
 template <class T>
-void run_forward(const kernels::KernelEntry& k, const RowsView& r, const Tensor& w,
-                 const Tensor& b, const Tensor& out, const Tensor& mean, const Tensor& rstd,
-                 double eps) {
+void run_forward(const kernels::KernelEntry& k, const RowsView& r, const Tensor& w, const Tensor& b,
+                 const Tensor& out, const Tensor& mean, const Tensor& rstd, double eps) {
   kernels::LayerNormArgs<T> a{};
   a.x = r.v.data<T>();
   a.weight = data_or_null<T>(w);

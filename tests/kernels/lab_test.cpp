@@ -11,9 +11,9 @@
 namespace {
 
 using namespace prism;
+using kernels::MatmulArgs;
 using testing::contains;
 using testing::error_of;
-using kernels::MatmulArgs;
 
 // Three classic mistakes, each registered as a user variant inside the test that needs it
 // (each doctest case runs in its own process under ctest, and these never leak into others).
@@ -33,7 +33,8 @@ void matmul_skips_last_row(const MatmulArgs<float>& a) {  // leaves row m-1 unwr
   for (int64_t i = 0; i + 1 < a.m; ++i) {
     for (int64_t j = 0; j < a.n; ++j) {
       float acc = 0;
-      for (int64_t p = 0; p < a.k; ++p) acc += a.a[i * a.a_rs + p * a.a_cs] * a.b[p * a.b_rs + j * a.b_cs];
+      for (int64_t p = 0; p < a.k; ++p)
+        acc += a.a[i * a.a_rs + p * a.a_cs] * a.b[p * a.b_rs + j * a.b_cs];
       a.c[i * a.n + j] = acc;
     }
   }
@@ -70,8 +71,9 @@ const lab::VariantValidation& validation_of(const lab::LabResult& r, const std::
 }  // namespace
 
 TEST_CASE("lab: a kernel writing past its output trips the guard values") {
-  kernels::registry().op("matmul", Device::cpu).add<MatmulArgs>(
-      "off_by_one", kernels::VariantTag::user, "test", &matmul_off_by_one);
+  kernels::registry()
+      .op("matmul", Device::cpu)
+      .add<MatmulArgs>("off_by_one", kernels::VariantTag::user, "test", &matmul_off_by_one);
   const lab::LabResult r = lab::run_lab(quick("off_by_one"));
   const auto& v = validation_of(r, "off_by_one");
   CHECK_FALSE(v.valid);
@@ -88,8 +90,9 @@ TEST_CASE("lab: a kernel writing past its output trips the guard values") {
 }
 
 TEST_CASE("lab: an output element left unwritten fails validation") {
-  kernels::registry().op("matmul", Device::cpu).add<MatmulArgs>(
-      "skips_row", kernels::VariantTag::user, "test", &matmul_skips_last_row);
+  kernels::registry()
+      .op("matmul", Device::cpu)
+      .add<MatmulArgs>("skips_row", kernels::VariantTag::user, "test", &matmul_skips_last_row);
   const lab::LabResult r = lab::run_lab(quick("skips_row"));
   const auto& v = validation_of(r, "skips_row");
   CHECK_FALSE(v.valid);
@@ -97,8 +100,9 @@ TEST_CASE("lab: an output element left unwritten fails validation") {
 }
 
 TEST_CASE("lab: a kernel that ignores strides passes contiguous sizes but fails transposed ones") {
-  kernels::registry().op("matmul", Device::cpu).add<MatmulArgs>(
-      "no_strides", kernels::VariantTag::user, "test", &matmul_ignores_strides);
+  kernels::registry()
+      .op("matmul", Device::cpu)
+      .add<MatmulArgs>("no_strides", kernels::VariantTag::user, "test", &matmul_ignores_strides);
   const lab::LabResult r = lab::run_lab(quick("no_strides"));
   const auto& v = validation_of(r, "no_strides");
   CHECK_FALSE(v.valid);
@@ -136,8 +140,8 @@ TEST_CASE("lab: correct variants validate and produce timed rows with statistics
   CHECK(r.rows[1].x_naive == doctest::Approx(1.0));
   CHECK(r.rows[1].x_ref > 0);
   const auto doc = nlohmann::json::parse(lab::lab_json(r));
-  for (const char* key : {"variant", "size", "threads", "valid", "median_ns", "ci_low_ns",
-                          "ci_high_ns", "gflops"}) {
+  for (const char* key :
+       {"variant", "size", "threads", "valid", "median_ns", "ci_low_ns", "ci_high_ns", "gflops"}) {
     CHECK_MESSAGE(doc["rows"][0].contains(key), key);
   }
 }
@@ -151,8 +155,7 @@ TEST_CASE("lab: every op the lab knows validates all its built-in variants") {
     o.min_sample_ms = 0.01;
     const lab::LabResult r = lab::run_lab(o);
     for (const auto& v : r.validation) {
-      CHECK_MESSAGE(v.valid, op.op << " variant " << v.variant << " worst error "
-                                   << v.worst_error);
+      CHECK_MESSAGE(v.valid, op.op << " variant " << v.variant << " worst error " << v.worst_error);
     }
   }
 }

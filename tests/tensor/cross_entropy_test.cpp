@@ -54,7 +54,7 @@ TEST_CASE("cross_entropy matches the reference: variants, reductions, odd shapes
         for (Layout l : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
           for (bool mean : {true, false}) {
             INFO((std::string(variant) + " " + dtype_name(dt) + " " + ref::shape_str(s) + " " +
-                 ref::layout_name(l) + (mean ? " mean" : " sum")));
+                  ref::layout_name(l) + (mean ? " mean" : " sum")));
             ref::Input x = ref::make_input(s, l, dt, rng, -6, 6);
             std::vector<int64_t> t = random_targets(s[0], s[1], rng);
             // A strided target: every other entry of a longer vector.
@@ -86,7 +86,9 @@ TEST_CASE("cross_entropy gradients: finite differences and softmax - onehot") {
       Tensor t = from_vector(random_targets(s[0], s[1], rng), {s[0]});
       CHECK_GRAD([t](const std::vector<Tensor>& in) { return cross_entropy(in[0], t); }, x);
       CHECK_GRAD(
-          [t](const std::vector<Tensor>& in) { return cross_entropy(in[0].t().t(), t, Reduction::sum); },
+          [t](const std::vector<Tensor>& in) {
+            return cross_entropy(in[0].t().t(), t, Reduction::sum);
+          },
           x);
     }
     // Transposed logits: the gradient comes back in the logits' shape.
@@ -104,7 +106,8 @@ TEST_CASE("cross_entropy gradients: finite differences and softmax - onehot") {
   const std::vector<int64_t> tv = t.to_vector<int64_t>();
   for (int64_t i = 0; i < 5; ++i) {
     for (int64_t j = 0; j < 7; ++j) {
-      const double expect = 3.0 / 5 * (p[static_cast<size_t>(i * 7 + j)] - (tv[static_cast<size_t>(i)] == j));
+      const double expect =
+          3.0 / 5 * (p[static_cast<size_t>(i * 7 + j)] - (tv[static_cast<size_t>(i)] == j));
       CHECK(g[static_cast<size_t>(i * 7 + j)] == doctest::Approx(expect).epsilon(1e-12));
     }
   }
@@ -162,23 +165,37 @@ TEST_CASE("cross_entropy refuses bad targets with a clear error") {
     const int64_t n = static_cast<int64_t>(v.size());
     return from_vector(v, {n});
   };
-  CHECK(contains(error_of([&] { cross_entropy(logits, labels({0, 4, 1})); }),
+  CHECK(contains(error_of([&] {
+                   cross_entropy(logits, labels({0, 4, 1}));
+                 }),
                  "cross_entropy: label 4 at position 1 is out of range [0, 4)"));
-  CHECK(contains(error_of([&] { cross_entropy(logits, labels({0, 1, -1})); }),
+  CHECK(contains(error_of([&] {
+                   cross_entropy(logits, labels({0, 1, -1}));
+                 }),
                  "cross_entropy: label -1 at position 2 is out of range [0, 4)"));
   CHECK(contains(error_of([&] { cross_entropy(logits, zeros({3})); }),
                  "cross_entropy: labels must be int64, got float32"));
-  CHECK(contains(error_of([&] { cross_entropy(logits, labels({0, 1})); }),
+  CHECK(contains(error_of([&] {
+                   cross_entropy(logits, labels({0, 1}));
+                 }),
                  "cross_entropy: labels must be [N] = [3] for input [3,4], got [2]"));
-  CHECK(contains(error_of([&] { cross_entropy(logits, zeros({3, 1}, DType::i64)); }),
+  CHECK(contains(error_of([&] {
+                   cross_entropy(logits, zeros({3, 1}, DType::i64));
+                 }),
                  "cross_entropy: labels must be [N] = [3] for input [3,4], got [3,1]"));
   CHECK(contains(error_of([&] { cross_entropy(zeros({12}), labels({0})); }),
                  "cross_entropy: input must be [N, C], got [12]"));
-  CHECK(contains(error_of([&] { cross_entropy(zeros({2, 3}, DType::i64), labels({0, 1})); }),
+  CHECK(contains(error_of([&] {
+                   cross_entropy(zeros({2, 3}, DType::i64), labels({0, 1}));
+                 }),
                  "cross_entropy: input must be float32 or float64, got int64 [2,3]"));
-  CHECK(contains(error_of([&] { cross_entropy(zeros({0, 3}), zeros({0}, DType::i64)); }),
+  CHECK(contains(error_of([&] {
+                   cross_entropy(zeros({0, 3}), zeros({0}, DType::i64));
+                 }),
                  "cross_entropy: empty batch"));
-  CHECK(contains(error_of([&] { cross_entropy(zeros({2, 0}), labels({0, 0})); }),
+  CHECK(contains(error_of([&] {
+                   cross_entropy(zeros({2, 0}), labels({0, 0}));
+                 }),
                  "cross_entropy: no classes"));
   CHECK(contains(error_of([&] { cross_entropy(logits, Tensor()); }),
                  "cross_entropy: labels must be int64, got undefined"));

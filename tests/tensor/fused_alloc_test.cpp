@@ -52,8 +52,8 @@ TEST_CASE("cross_entropy fused makes no [N, C] buffer; the composed chain and va
   CHECK(composed_variant.count == 2);  // the loss and the [N, C] log-probabilities
   CHECK(composed_variant.bytes == 4 + nc_bytes);
   // What nn did before the op existed: nll_loss(log_softmax(x), t) = -mean(gather(...)).
-  const Allocs chain = allocations_of(
-      [&] { -mean(gather(log_softmax(logits, 1), 1, target.unsqueeze(1))); });
+  const Allocs chain =
+      allocations_of([&] { -mean(gather(log_softmax(logits, 1), 1, target.unsqueeze(1))); });
   CHECK(chain.count >= 4);  // log_softmax, gather, mean, neg
   CHECK(chain.bytes >= nc_bytes);
   CHECK(fused.bytes < chain.bytes / 1000);
@@ -65,8 +65,8 @@ TEST_CASE("cross_entropy in grad mode keeps N float64 lse values, still no [N, C
   const Allocs fused = allocations_of([&] { cross_entropy(logits, target); });
   CHECK(fused.count == 2);
   CHECK(fused.bytes == 4 + kN * 8);
-  const Allocs chain = allocations_of(
-      [&] { -mean(gather(log_softmax(logits, 1), 1, target.unsqueeze(1))); });
+  const Allocs chain =
+      allocations_of([&] { -mean(gather(log_softmax(logits, 1), 1, target.unsqueeze(1))); });
   CHECK(chain.bytes >= kN * kC * 4);
 }
 
@@ -103,7 +103,7 @@ TEST_CASE("adam_update per_tensor allocates a temporary per step; fused allocate
   });
   CHECK(unfused.count == 1);
   CHECK(unfused.bytes == n * 4);  // the denominator sqrt(v) / sqrt(bc2) + eps
-  h.weight_decay = 0.01;  // Adam's L2 decay adds the decayed gradient grad + wd p
+  h.weight_decay = 0.01;          // Adam's L2 decay adds the decayed gradient grad + wd p
   const Allocs l2 = allocations_of([&] {
     kernels::Use use("adam_update", "per_tensor");
     adam_update_(p, g, m, v, h);

@@ -49,8 +49,8 @@ const char* kVariants[] = {"one_pass", "two_pass"};
 
 TEST_CASE("layer_norm matches the reference: variants, odd shapes, strided views") {
   ref::Rng rng(17);
-  const std::vector<Shape> shapes = {{1}, {5}, {1, 7}, {7, 1}, {3, 64}, {2, 3, 131}, {13, 67},
-                                     {4, 1031}};
+  const std::vector<Shape> shapes = {{1},     {5},         {1, 7},   {7, 1},
+                                     {3, 64}, {2, 3, 131}, {13, 67}, {4, 1031}};
   for (const char* variant : kVariants) {
     kernels::Use use("layer_norm", variant);
     for (DType dt : {DType::f32, DType::f64}) {
@@ -67,8 +67,8 @@ TEST_CASE("layer_norm matches the reference: variants, odd shapes, strided views
             Tensor y = affine ? layer_norm(x.t, w.t, b.t) : layer_norm(x.t, Tensor(), Tensor());
             CHECK(y.shape() == Dims(s));
             CHECK(y.is_contiguous());
-            Array expect = layer_norm_ref(x.a, affine ? &w.a : nullptr, affine ? &b.a : nullptr,
-                                          1e-5);
+            Array expect =
+                layer_norm_ref(x.a, affine ? &w.a : nullptr, affine ? &b.a : nullptr, 1e-5);
             const double tol = dt == DType::f32 ? 2e-5 : 1e-11;
             CHECK(ref::mismatch(y, expect, tol, tol) == "");
           }
@@ -83,8 +83,8 @@ TEST_CASE("layer_norm: weight alone, bias alone, a custom eps, one column") {
   ref::Input x = ref::make_input({4, 9}, Layout::contiguous, DType::f64, rng);
   ref::Input w = ref::make_input({9}, Layout::contiguous, DType::f64, rng);
   ref::Input b = ref::make_input({9}, Layout::contiguous, DType::f64, rng);
-  CHECK(ref::mismatch(layer_norm(x.t, w.t, Tensor(), 0.1),
-                      layer_norm_ref(x.a, &w.a, nullptr, 0.1), 1e-12, 1e-12) == "");
+  CHECK(ref::mismatch(layer_norm(x.t, w.t, Tensor(), 0.1), layer_norm_ref(x.a, &w.a, nullptr, 0.1),
+                      1e-12, 1e-12) == "");
   CHECK(ref::mismatch(layer_norm(x.t, Tensor(), b.t, 0.0), layer_norm_ref(x.a, nullptr, &b.a, 0),
                       1e-12, 1e-12) == "");
   // One element per row: the variance is 0, so the output is the bias.
@@ -107,16 +107,17 @@ TEST_CASE("layer_norm gradients match finite differences (float64, both variants
       b.set_requires_grad();
       CHECK_GRAD([](const std::vector<Tensor>& in) { return layer_norm(in[0], in[1], in[2]); }, x,
                  w, b);
-      CHECK_GRAD([](const std::vector<Tensor>& in) { return layer_norm(in[0], Tensor(), Tensor()); },
-                 x);
+      CHECK_GRAD(
+          [](const std::vector<Tensor>& in) { return layer_norm(in[0], Tensor(), Tensor()); }, x);
       // A strided view of x (transpose), weight only.
       if (s.size() == 2) {
         Tensor xt = ref::make_input({s[1], s[0]}, Layout::contiguous, DType::f64, rng).t;
-        Tensor wt = ref::make_input({s[0]}, Layout::contiguous, DType::f64, rng).t;
+        Tensor wt = ref::make_input({s[1]}, Layout::contiguous, DType::f64, rng).t;
         xt.set_requires_grad();
         wt.set_requires_grad();
-        CHECK_GRAD([](const std::vector<Tensor>& in) { return layer_norm(in[0].t(), in[1], Tensor()); },
-                   xt, wt);
+        CHECK_GRAD(
+            [](const std::vector<Tensor>& in) { return layer_norm(in[0].t(), in[1], Tensor()); },
+            xt, wt);
       }
     }
   }
@@ -164,7 +165,8 @@ TEST_CASE("layer_norm under no_grad saves no statistics") {
   const profiler::Profile& p = session.stop();
   std::vector<int64_t> allocs;
   for (const auto& r : p.recording.records) {
-    if (r.kind == profiler::Kind::op && std::string(r.op) == "layer_norm") allocs.push_back(r.allocs);
+    if (r.kind == profiler::Kind::op && std::string(r.op) == "layer_norm")
+      allocs.push_back(r.allocs);
   }
   CHECK(allocs == std::vector<int64_t>{3, 1});
   CHECK(y1.requires_grad());
@@ -200,26 +202,40 @@ TEST_CASE("layer_norm on the meta device: shapes, costs, no data") {
 }
 
 TEST_CASE("layer_norm errors name the op and the shapes") {
-  CHECK(contains(error_of([] { layer_norm(zeros({2, 6}), ones({5}), Tensor()); }),
+  CHECK(contains(error_of([] {
+                   layer_norm(zeros({2, 6}), ones({5}), Tensor());
+                 }),
                  "layer_norm: weight must be [D] = [6] for input [2,6], got [5]"));
-  CHECK(contains(error_of([] { layer_norm(zeros({2, 6}), Tensor(), ones({6, 1})); }),
+  CHECK(contains(error_of([] {
+                   layer_norm(zeros({2, 6}), Tensor(), ones({6, 1}));
+                 }),
                  "layer_norm: bias must be [D] = [6] for input [2,6], got [6,1]"));
-  CHECK(contains(error_of([] { layer_norm(zeros({2, 6}), ones({6}, DType::f64), Tensor()); }),
+  CHECK(contains(error_of([] {
+                   layer_norm(zeros({2, 6}), ones({6}, DType::f64), Tensor());
+                 }),
                  "layer_norm: weight is float64 but the input is float32"));
-  CHECK(contains(error_of([] { layer_norm(zeros({2, 6}, DType::i64), Tensor(), Tensor()); }),
+  CHECK(contains(error_of([] {
+                   layer_norm(zeros({2, 6}, DType::i64), Tensor(), Tensor());
+                 }),
                  "layer_norm: needs a float32 or float64 tensor, got int64"));
   CHECK(contains(error_of([] { layer_norm(scalar(1.0), Tensor(), Tensor()); }),
                  "layer_norm: input must have at least one dim"));
-  CHECK(contains(error_of([] { layer_norm(zeros({3, 0}), Tensor(), Tensor()); }),
+  CHECK(contains(error_of([] {
+                   layer_norm(zeros({3, 0}), Tensor(), Tensor());
+                 }),
                  "layer_norm: the last dim of input [3,0] is empty"));
-  CHECK(contains(error_of([] { layer_norm(zeros({3, 2}), Tensor(), Tensor(), -1.0); }),
+  CHECK(contains(error_of([] {
+                   layer_norm(zeros({3, 2}), Tensor(), Tensor(), -1.0);
+                 }),
                  "layer_norm: eps must be a finite number >= 0, got -1"));
   Tensor meta_w;
   {
     DefaultDevice meta(Device::meta);
     meta_w = ones({6});
   }
-  CHECK(contains(error_of([&] { layer_norm(zeros({2, 6}), meta_w, Tensor()); }),
+  CHECK(contains(error_of([&] {
+                   layer_norm(zeros({2, 6}), meta_w, Tensor());
+                 }),
                  "layer_norm: tensors are on different devices"));
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("online softmax matches the reference: length-1 rows, long rows, strid
            {ref::Shape{5, 1}, ref::Shape{1, 1}, ref::Shape{3, 1537}, ref::Shape{2, 4099}}) {
         for (Layout l : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
           INFO((std::string(op) + " " + dtype_name(dt) + " " + ref::shape_str(s) + " " +
-               ref::layout_name(l)));
+                ref::layout_name(l)));
           ref::Input in = ref::make_input(s, l, dt, rng, -30, 30);
           Tensor y = run(log, in.t, -1);
           Array expect = log ? ref::log_softmax(in.a, -1) : ref::softmax(in.a, -1);
@@ -104,7 +104,11 @@ TEST_CASE("online softmax: values near the float maximum do not overflow") {
   kernels::Use use_log("log_softmax", "online");
   Tensor x = from_vector(std::vector<float>{3e38f, 3e38f, -3e38f, 1e38f}, {1, 4});
   std::vector<double> y = softmax(x, 1).to_vector();
-  CHECK(y == std::vector<double>{0.5, 0.5, 0.0, 0.0});
+  REQUIRE(y.size() == 4);
+  CHECK(y[0] == 0.5);
+  CHECK(y[1] == 0.5);
+  CHECK(y[2] == 0.0);
+  CHECK(y[3] == 0.0);
   std::vector<double> ly = log_softmax(x, 1).to_vector();
   CHECK(ly[0] == doctest::Approx(-std::log(2.0)));
   CHECK(std::isinf(ly[2]));  // (x - m) = -6e38 overflows to -inf in float: log-probability -inf

@@ -18,7 +18,9 @@ using prism::kernels::UnaryArgs;
 namespace {
 
 // x > 0 ? x : 0, which also sends -0.0 and NaN to +0.0, as the naive variant does.
-inline float relu(float x) { return x > 0.0f ? x : 0.0f; }
+inline float relu(float x) {
+  return x > 0.0f ? x : 0.0f;
+}
 
 }  // namespace
 

@@ -11,7 +11,8 @@
 using prism::kernels::UnaryArgs;
 
 void my_relu(const UnaryArgs<float>& a) {
-  for (int64_t i = 0; i < a.numel; ++i) a.out[i] = a.x[i] > 0.0f ? a.x[i] : 0.0f;  // ignores a.layout
+  for (int64_t i = 0; i < a.numel; ++i)
+    a.out[i] = a.x[i] > 0.0f ? a.x[i] : 0.0f;  // ignores a.layout
 }
 
 PRISM_REGISTER_KERNEL(relu, my_relu);

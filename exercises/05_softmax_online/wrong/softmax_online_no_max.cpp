@@ -17,7 +17,8 @@ void my_softmax_online(const SoftmaxArgs<float>& a) {
     float* y = a.out + r * a.cols;
     double s = 0.0;
     for (int64_t j = 0; j < a.cols; ++j) s += std::exp(x[j * a.col_stride]);  // the mistake
-    for (int64_t j = 0; j < a.cols; ++j) y[j] = static_cast<float>(std::exp(x[j * a.col_stride]) / s);
+    for (int64_t j = 0; j < a.cols; ++j)
+      y[j] = static_cast<float>(std::exp(x[j * a.col_stride]) / s);
   }
 }
 

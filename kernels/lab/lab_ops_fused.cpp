@@ -1,0 +1,299 @@
+// Lab adapters for the fused ops and their unfused counterparts: layer_norm, cross_entropy,
+// attention (forward and backward) and linear_gelu.
+//
+// Each variant gets the scratch the tensor front end would give it (kernels/args.h): the
+// unfused (naive-tagged) variants their full-size temporaries, tiled attention its per-thread
+// tiles, so the lab times exactly what a training step runs and reports the extra memory.
+// Costs come from the same formulas the ops' front ends use (tensor/costs.h).
+#include <omp.h>
+
+#include <cmath>
+
+#include "kernels/lab/lab_ops_list.h"
+#include "tensor/costs.h"
+
+namespace prism::lab {
+namespace {
+
+bool naive_tag(const kernels::KernelEntry& v) {
+  return v.tag == kernels::VariantTag::naive;
+}
+
+// ---- layer_norm --------------------------------------------------------------------------------
+constexpr const char* kRowsSyntax = "RxC (rows x features)";
+
+class LayerNormCase : public Case {
+ public:
+  LayerNormCase(int64_t rows, int64_t cols, uint64_t seed)
+      : out_(rows * cols), mean_(rows), rstd_(rows) {
+    InputRng rng(seed);
+    // An offset far from zero: the naive E[x^2] - E[x]^2 formula would cancel here.
+    x_ = rng.vector(rows * cols, 99, 101);
+    w_ = rng.vector(cols, 0.5f, 1.5f);
+    b_ = rng.vector(cols);
+    a_ = {};
+    a_.x = x_.data(), a_.weight = w_.data(), a_.bias = b_.data();
+    a_.out = out_.data(), a_.mean = mean_.data(), a_.rstd = rstd_.data();
+    a_.rows = rows, a_.cols = cols, a_.row_stride = cols, a_.col_stride = 1;
+    a_.eps = 1e-5;
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::LayerNormArgs, float>()(a_); }
+  std::vector<Output> outputs() override {
+    return {{"out", &out_}, {"mean", &mean_}, {"rstd", &rstd_}};
+  }
+  profiler::Cost cost() const override {
+    return costs::layer_norm(a_.rows, a_.cols, true, true, true, 4);
+  }
+
+ private:
+  std::vector<float> x_, w_, b_;
+  GuardedBuffer out_, mean_, rstd_;
+  kernels::LayerNormArgs<float> a_;
+};
+
+// ---- cross_entropy -----------------------------------------------------------------------------
+class CrossEntropyCase : public Case {
+ public:
+  CrossEntropyCase(int64_t rows, int64_t cols, uint64_t seed)
+      : workspace_(static_cast<size_t>(rows * cols)), lse_(static_cast<size_t>(rows)), loss_(1) {
+    InputRng rng(seed);
+    logits_ = rng.vector(rows * cols, -6, 6);
+    target_.resize(static_cast<size_t>(rows));
+    for (auto& t : target_) t = static_cast<int64_t>(rng.next_u64() % static_cast<uint64_t>(cols));
+    a_ = {};
+    a_.logits = logits_.data(), a_.target = target_.data(), a_.loss = loss_.data();
+    a_.lse = lse_.data();
+    a_.rows = rows, a_.cols = cols, a_.row_stride = cols, a_.col_stride = 1, a_.target_stride = 1;
+    a_.scale = 1.0 / static_cast<double>(rows);
+  }
+  void run(const kernels::KernelEntry& v) override {
+    kernels::CrossEntropyArgs<float> a = a_;
+    if (naive_tag(v)) {
+      a.workspace = workspace_.data();
+      a.workspace_size = static_cast<int64_t>(workspace_.size());
+    }
+    v.get<kernels::CrossEntropyArgs, float>()(a);
+  }
+  std::vector<Output> outputs() override { return {{"loss", &loss_}}; }
+  profiler::Cost cost() const override { return costs::cross_entropy(a_.rows, a_.cols, true, 4); }
+  int64_t workspace_bytes(const kernels::KernelEntry& v) const override {
+    return naive_tag(v) ? 4 * static_cast<int64_t>(workspace_.size()) : 0;
+  }
+
+ private:
+  std::vector<float> logits_, workspace_;
+  std::vector<int64_t> target_;
+  std::vector<double> lse_;
+  GuardedBuffer loss_;
+  kernels::CrossEntropyArgs<float> a_;
+};
+
+// ---- attention ---------------------------------------------------------------------------------
+constexpr const char* kAttentionSyntax =
+    "BxHxLxD (batch, heads, sequence length, head size), optionally :causal";
+
+struct AttentionShape {
+  int64_t b, h, l, d;
+  bool causal;
+};
+
+AttentionShape parse_attention(const std::string& op, const std::string& size) {
+  auto [dims_text, form] = split_suffix(size);
+  auto v = parse_dims(op, kAttentionSyntax, dims_text, 4, 4);
+  if (!form.empty() && form != "causal") {
+    throw Error("lab " + op + ": bad form ':" + form + "' in '" + size + "': expected " +
+                kAttentionSyntax);
+  }
+  return {v[0], v[1], v[2], v[3], form == "causal"};
+}
+
+// The scratch the front end gives a variant (tensor/ops/attention.cpp).
+int64_t attention_workspace(const kernels::KernelEntry& v, const AttentionShape& s) {
+  const bool tiled = v.tag == kernels::VariantTag::fused || v.tag == kernels::VariantTag::optimized;
+  return tiled ? kernels::attention_tiled_workspace(s.l, s.d, omp_get_max_threads())
+               : kernels::attention_scores_workspace(s.b, s.h, s.l, s.l);
+}
+
+void fill_strides(int64_t (&st)[4], const AttentionShape& s) {
+  st[3] = 1;
+  st[2] = s.d;
+  st[1] = s.l * s.d;
+  st[0] = s.h * s.l * s.d;
+}
+
+class AttentionCase : public Case {
+ public:
+  AttentionCase(const AttentionShape& s, bool backward, uint64_t seed)
+      : s_(s), backward_(backward) {
+    const int64_t n = s.b * s.h * s.l * s.d;
+    InputRng rng(seed);
+    q_ = rng.vector(n), k_ = rng.vector(n), v_ = rng.vector(n), dout_ = rng.vector(n);
+    out_ = GuardedBuffer(n), lse_ = GuardedBuffer(s.b * s.h * s.l);
+    dq_ = GuardedBuffer(n), dk_ = GuardedBuffer(n), dv_ = GuardedBuffer(n);
+    if (backward) {
+      // Backward reads the forward's out and lse: compute them once with the naive kernel.
+      const auto& naive = kernels::registry().at("attention", Device::cpu).at("naive");
+      std::vector<float> ws(static_cast<size_t>(attention_workspace(naive, s)));
+      kernels::AttentionArgs<float> f = forward_args();
+      f.workspace = ws.data();
+      f.workspace_size = static_cast<int64_t>(ws.size());
+      naive.get<kernels::AttentionArgs, float>()(f);
+    }
+  }
+
+  void run(const kernels::KernelEntry& v) override {
+    std::vector<float>& ws = workspace_for(v);
+    if (!backward_) {
+      kernels::AttentionArgs<float> a = forward_args();
+      a.workspace = ws.data();
+      a.workspace_size = static_cast<int64_t>(ws.size());
+      v.get<kernels::AttentionArgs, float>()(a);
+      return;
+    }
+    kernels::AttentionBackwardArgs<float> a{};
+    a.q = q_.data(), a.k = k_.data(), a.v = v_.data(), a.out = out_.data();
+    a.dout = dout_.data(), a.lse = lse_.data();
+    a.dq = dq_.data(), a.dk = dk_.data(), a.dv = dv_.data();
+    a.workspace = ws.data();
+    a.workspace_size = static_cast<int64_t>(ws.size());
+    a.batch = s_.b, a.heads = s_.h, a.lq = s_.l, a.lk = s_.l, a.d = s_.d;
+    fill_strides(a.q_stride, s_), fill_strides(a.k_stride, s_), fill_strides(a.v_stride, s_);
+    a.scale = 1.0 / std::sqrt(static_cast<double>(s_.d));
+    a.causal = s_.causal;
+    v.get<kernels::AttentionBackwardArgs, float>()(a);
+  }
+  void prepare_validation() override {
+    if (backward_) {
+      dq_.poison(), dk_.poison(), dv_.poison();
+    } else {
+      out_.poison(), lse_.poison();
+    }
+  }
+  std::vector<Output> outputs() override {
+    if (backward_) return {{"dq", &dq_}, {"dk", &dk_}, {"dv", &dv_}};
+    return {{"out", &out_}};
+  }
+  profiler::Cost cost() const override {
+    const Dims shape{s_.b, s_.h, s_.l, s_.d};
+    return backward_ ? costs::attention_backward(shape, shape, s_.causal, 4)
+                     : costs::attention(shape, shape, s_.causal, 4);
+  }
+  int64_t workspace_bytes(const kernels::KernelEntry& v) const override {
+    return 4 * attention_workspace(v, s_);
+  }
+
+ private:
+  kernels::AttentionArgs<float> forward_args() {
+    kernels::AttentionArgs<float> a{};
+    a.q = q_.data(), a.k = k_.data(), a.v = v_.data(), a.out = out_.data(), a.lse = lse_.data();
+    a.batch = s_.b, a.heads = s_.h, a.lq = s_.l, a.lk = s_.l, a.d = s_.d;
+    fill_strides(a.q_stride, s_), fill_strides(a.k_stride, s_), fill_strides(a.v_stride, s_);
+    a.scale = 1.0 / std::sqrt(static_cast<double>(s_.d));
+    a.causal = s_.causal;
+    return a;
+  }
+  // One scratch buffer per variant kind, made on first use (timing must not allocate).
+  std::vector<float>& workspace_for(const kernels::KernelEntry& v) {
+    std::vector<float>& ws = naive_tag(v) || v.tag == kernels::VariantTag::user ? scores_ : tiles_;
+    const size_t need = static_cast<size_t>(attention_workspace(v, s_));
+    if (ws.size() < need) ws.resize(need);
+    return ws;
+  }
+
+  AttentionShape s_;
+  bool backward_;
+  std::vector<float> q_, k_, v_, dout_, scores_, tiles_;
+  GuardedBuffer out_, lse_, dq_, dk_, dv_;
+};
+
+// ---- linear_gelu -------------------------------------------------------------------------------
+constexpr const char* kLinearSyntax = "RxIxO (rows, in features, out features)";
+
+class LinearGeluCase : public Case {
+ public:
+  LinearGeluCase(int64_t rows, int64_t in, int64_t out, uint64_t seed)
+      : z_(rows * out), y_(rows * out) {
+    InputRng rng(seed);
+    x_ = rng.vector(rows * in);
+    w_ = rng.vector(out * in, -0.1f, 0.1f);
+    b_ = rng.vector(out);
+    a_ = {};
+    a_.x = x_.data(), a_.weight = w_.data(), a_.bias = b_.data(), a_.z = z_.data(),
+    a_.y = y_.data();
+    a_.rows = rows, a_.in = in, a_.out = out;
+    a_.x_rs = in, a_.x_cs = 1, a_.w_rs = in, a_.w_cs = 1;
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::LinearGeluArgs, float>()(a_); }
+  std::vector<Output> outputs() override { return {{"y", &y_}, {"z", &z_}}; }
+  profiler::Cost cost() const override {
+    return costs::linear_gelu(a_.rows, a_.in, a_.out, true, true, 4);
+  }
+
+ private:
+  std::vector<float> x_, w_, b_;
+  GuardedBuffer z_, y_;
+  kernels::LinearGeluArgs<float> a_;
+};
+
+}  // namespace
+
+void add_fused_lab_ops(std::vector<LabOp>& ops) {
+  {
+    LabOp op;
+    op.op = "layer_norm";
+    op.size_syntax = kRowsSyntax;
+    op.summary = "layer normalization of each row (two pass vs one pass)";
+    op.default_sizes = {"4096x768", "512x4096", "16384x128"};
+    op.validation_sizes = {"1x1", "1x7", "13x4099", "31x17", "5x1", "3x65536"};
+    op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+      auto d = parse_dims("layer_norm", kRowsSyntax, size, 2, 2);
+      return std::make_unique<LayerNormCase>(d[0], d[1], seed);
+    };
+    ops.push_back(std::move(op));
+  }
+  {
+    LabOp op;
+    op.op = "cross_entropy";
+    op.size_syntax = kRowsSyntax;
+    op.summary = "mean cross-entropy of logits against class indices (composed vs fused)";
+    op.default_sizes = {"128x10", "4096x1000", "512x50257"};
+    op.validation_sizes = {"1x1", "1x7", "7x1", "13x4099", "31x17", "3x65536"};
+    op.tolerance = 1e-5;
+    op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+      auto d = parse_dims("cross_entropy", kRowsSyntax, size, 2, 2);
+      return std::make_unique<CrossEntropyCase>(d[0], d[1], seed);
+    };
+    ops.push_back(std::move(op));
+  }
+  for (bool backward : {false, true}) {
+    LabOp op;
+    op.op = backward ? "attention_backward" : "attention";
+    op.size_syntax = kAttentionSyntax;
+    op.summary = backward ? "gradients of attention: dq, dk, dv (naive vs flash)"
+                          : "scaled dot-product attention (naive L x L scores vs flash tiles)";
+    op.default_sizes = {"1x8x256x64:causal", "1x8x1024x64:causal", "1x8x1024x64"};
+    op.validation_sizes = {"1x1x1x1", "1x2x37x3:causal", "2x1x65x8", "1x1x130x80:causal",
+                           "1x3x17x64"};
+    op.tolerance = 2e-4;
+    const std::string name = op.op;
+    op.make = [backward, name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+      return std::make_unique<AttentionCase>(parse_attention(name, size), backward, seed);
+    };
+    ops.push_back(std::move(op));
+  }
+  {
+    LabOp op;
+    op.op = "linear_gelu";
+    op.size_syntax = kLinearSyntax;
+    op.summary = "gelu(x W^T + b): GEMM then bias then GELU passes vs one fused pass";
+    op.default_sizes = {"128x784x256", "1024x768x3072", "4096x256x1024"};
+    op.validation_sizes = {"1x1x1", "7x13x5", "33x65x129", "65x257x300"};
+    op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+      auto d = parse_dims("linear_gelu", kLinearSyntax, size, 3, 3);
+      return std::make_unique<LinearGeluCase>(d[0], d[1], d[2], seed);
+    };
+    ops.push_back(std::move(op));
+  }
+}
+
+}  // namespace prism::lab
