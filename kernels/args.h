@@ -340,7 +340,7 @@ struct AttentionBackwardArgs {
 
 // The tiles of the tiled attention kernels: kAttentionBlock query rows against kAttentionBlock
 // key rows at a time (a 64 x 64 float score tile is 16 KB: it and the q, k, v tiles stay in L2).
-constexpr int64_t kAttentionBlock = 128;
+constexpr int64_t kAttentionBlock = 64;
 
 // Elements of scratch for a variant that materialises every head's lq x lk scores (O(L^2)).
 inline int64_t attention_scores_workspace(int64_t batch, int64_t heads, int64_t lq, int64_t lk) {

@@ -23,9 +23,12 @@
 // so the FMA units idle while L1 moves data. Keeping a tile of C in registers across many p
 // (matmul_optimized.cpp) is the next step.
 //
-// Layouts: as in matmul_reordered.cpp, a transposed B (contiguous columns) runs the same tiles
-// with the inner loop turned into dot products of a row segment of A and a column segment of B;
-// a B with neither stride 1 runs the strided i, p, j loop (correct, slow).
+// Layouts: as in matmul_reordered.cpp, a transposed B (contiguous columns) turns the inner loop
+// into dot products of a row segment of A and a column segment of B. Its tiles are shaped for
+// that: KB = 1024 (a 4 KiB A row segment in L1, dots long enough to amortise summing the four
+// vector accumulators) by NB = 128 columns, the same 512 KiB of B in L2. (With the row form's
+// 256 x 512 tiles the dots were 256 long and the variant ran at 22 GFLOP/s instead of 30 on
+// A @ B^T, n = 1024.) A B with neither stride 1 runs the strided i, p, j loop (correct, slow).
 //
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C.
 // Measured: see docs/PERFORMANCE.md, "Matmul ladder".
@@ -40,8 +43,7 @@ namespace {
 
 constexpr int64_t kRowSegmentBytes = 2048;           // NB elements of a C row
 constexpr int64_t kBTileBytes = int64_t{512} << 10;  // KB x NB elements of B
-// Dot-product form: KB elements of an A row (4 KiB, in L1) per dot, NB = 512 KiB / KB columns.
-constexpr int64_t kDotSegmentBytes = 4096;
+constexpr int64_t kDotSegmentBytes = 4096;           // dot form: KB elements of an A row
 
 // B with contiguous rows: the tiled i, p, j loop of the comment at the top.
 template <class T>

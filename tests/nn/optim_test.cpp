@@ -265,7 +265,7 @@ TEST_CASE("an SGD step is recorded: phase optimizer, op sgd_update, its FLOPs an
   CHECK(updates[1]->cost == Cost{6 * 4, 0, 5 * 4 * 8});
   for (const OpRecord* r : updates) {
     CHECK(r->phase == Phase::optimizer);
-    CHECK(std::string(r->variant) == "naive");
+    CHECK(std::string(r->variant) == "fused");
     CHECK(r->allocs == 0);        // in place
     CHECK(r->shapes.count == 3);  // param, grad, velocity
     CHECK(prof.recording.scope_paths.at(static_cast<size_t>(r->scope)) == "SGD");
@@ -321,10 +321,12 @@ TEST_CASE("the update ops' cost formulas") {
   CHECK(adam_update(10, 4, false, true) == Cost{130, 0, 7 * 10 * 4});  // no decay, no shrink
   CHECK(adam_update(10, 4, true, true) == Cost{140, 0, 7 * 10 * 4});
   CHECK(adam_update(10, 8, true, false) == Cost{150, 0, 7 * 10 * 8});
-  // The registry knows both ops, with a naive float32 + float64 kernel and a formula in words.
+  // The registry knows both ops, with a fused float32 + float64 kernel as the default (and an
+  // unfused per_tensor one to compare) and a formula in words.
   for (const char* op : {"sgd_update", "adam_update"}) {
     const auto& k = prism::kernels::registry().at(op, prism::Device::cpu);
-    CHECK(k.default_entry().name == "naive");
+    CHECK(k.default_entry().name == "fused");
+    CHECK(k.find("per_tensor") != nullptr);
     CHECK(k.default_entry().has(DType::f32));
     CHECK(k.default_entry().has(DType::f64));
     CHECK_FALSE(k.cost_formula().empty());

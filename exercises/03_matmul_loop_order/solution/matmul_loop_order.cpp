@@ -12,6 +12,8 @@
 // caches for 2n FLOPs, and B is re-read from memory for every i once it outgrows the caches
 // (exercise 04 fixes that by blocking).
 // Cost: 2 m n k FLOPs per batch entry; bytes (minimum) = A + B + C.
+// Measured (2-core AMD EPYC Zen 4 VM, 1 thread, `exercise_matmul_loop_order_solution --runs 9`):
+// 30.7 GFLOP/s at 512 x 512 x 512, against 1.06 for the naive i-j-k loop and 77.5 for Eigen.
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

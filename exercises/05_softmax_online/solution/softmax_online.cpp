@@ -16,7 +16,10 @@
 // s is kept in double: the terms are <= 1, and a float running sum of 10^5 of them would
 // drift by ~1e-4 relative; one double add per entry costs nothing next to the exp.
 // Cost: 4 FLOPs per element by the op's convention; the row is read twice instead of three
-// times and written once. The two exps per element (one per pass) dominate on this CPU.
+// times and written once. The two scalar exps per element (one per pass) dominate on this CPU:
+// measured (2-core AMD EPYC Zen 4 VM, 1 thread, `exercise_softmax_online_solution --runs 9`)
+// 1.15 GB/s on [256,1024], against 0.75 for the naive variant and 10.65 for prism's vectorised
+// `online` variant (README.md).
 #include <cmath>
 #include <limits>
 

@@ -13,6 +13,9 @@
 // walked with stride 1.
 // Cost: 2 N O ho wo C kh kw FLOPs (+ N O ho wo for the bias), the naive loops' count; plus
 // K P copies per image for the unfold.
+// Measured (2-core AMD EPYC Zen 4 VM, 1 thread, `exercise_conv2d_im2col_solution --runs 9`):
+// 13.6 GFLOP/s on LeNet's second convolution at batch 64, against 1.52 for the direct loops
+// and 52.1 for prism's im2col variant with Eigen's product.
 #include <algorithm>
 
 #include "kernels/args.h"

@@ -1,0 +1,57 @@
+// `prism lab`: the command around the kernel lab (tests/kernels/lab_test.cpp tests the lab).
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_run.h"
+
+using namespace prism::cli_test;
+
+TEST_CASE("prism lab matmul validates every variant and writes one JSON row per variant and size") {
+  TempDir dir;
+  const RunResult r = run_prism(
+      "lab matmul --sizes 24x16x8,5x7x3:tn --reps 3 --min-sample-ms 0.2 --no-peak --json lab.json",
+      dir.path());
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "validation on"));
+  CHECK(contains(r.out, "size 24x16x8"));
+  const auto doc = nlohmann::json::parse(read_file(dir / "lab.json"));
+  CHECK(doc["op"] == "matmul");
+  int rows_24 = 0;
+  for (const auto& row : doc["rows"]) {
+    for (const char* key : {"variant", "size", "threads", "valid", "median_ns", "ci_low_ns",
+                            "ci_high_ns", "gflops"}) {
+      CHECK_MESSAGE(row.contains(key), key);
+    }
+    if (row["size"] == "24x16x8") ++rows_24;
+  }
+  CHECK(rows_24 == static_cast<int>(doc["validation"].size()));
+}
+
+TEST_CASE("prism lab --list names the ops with their size syntax") {
+  TempDir dir;
+  const RunResult r = run_prism("lab --list", dir.path());
+  REQUIRE(r.exited);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "matmul"));
+  CHECK(contains(r.out, "MxKxN"));
+  CHECK(contains(r.out, "attention"));
+}
+
+TEST_CASE("prism lab: unknown ops, bad sizes and unknown variants are usage errors") {
+  TempDir dir;
+  const RunResult op = run_prism("lab nosuch", dir.path());
+  CHECK(op.code == 2);
+  CHECK(contains(op.err, "the lab knows"));
+  const RunResult size = run_prism("lab matmul --sizes 12x", dir.path());
+  CHECK(size.code == 2);
+  CHECK(contains(size.err, "bad size '12x'"));
+  const RunResult variant = run_prism("lab matmul --variants nosuch", dir.path());
+  CHECK(variant.code == 2);
+  CHECK(contains(variant.err, "nosuch"));
+  const RunResult reps = run_prism("lab matmul --reps 0", dir.path());
+  CHECK(reps.code == 2);
+  const RunResult none = run_prism("lab", dir.path());
+  CHECK(none.code == 2);
+  CHECK(contains(none.err, "--list"));
+}
