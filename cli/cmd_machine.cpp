@@ -76,6 +76,7 @@ void print(const prof::MachinePeak& m, const std::string& source) {
   if (m.load_avg >= 0) {
     out += fmt::format("load:      {:.2f} (1-minute load average before measuring)\n", m.load_avg);
   }
+  if (!m.clock.empty()) out += fmt::format("clock:     {}\n", m.clock);
   const int reps = m.rows.empty() ? 0 : m.rows.front().fma_gflops.reps;
   out += fmt::format("STREAM:    3 arrays of {} doubles ({} each)\n\n", m.stream_array_bytes / 8,
                      mib_or_kib(m.stream_array_bytes));
@@ -91,9 +92,9 @@ void print(const prof::MachinePeak& m, const std::string& source) {
       reps);
   if (m.load_avg >= prof::kBusyLoad) {
     out += fmt::format(
-        "note: the load average was {:.2f} when measuring: other processes shared the cores, so "
-        "the\n  figures may be low. `prism machine --refresh` on a quiet machine measures "
-        "again.\n",
+        "note: the load average was {:.2f} when measuring. Rates are timed on each thread's own "
+        "CPU time,\n  so the FLOP/s hold up, but other processes may have used memory bandwidth: "
+        "`prism machine\n  --refresh` on a quiet machine measures again.\n",
         m.load_avg);
   }
   if (m.stream_array_bytes < 4 * m.caches.l3) {

@@ -45,6 +45,8 @@ void register_builtin_kernels(Registry& r) {
   }
   // The kernel lab's fused pairs (docs/PERFORMANCE.md, "Fused vs unfused (CPU)"): the fused
   // variant is the faster of each pair, and equal in value to its unfused partner.
+  r.op("softmax", Device::cpu).set_default("online");  // 2.1x Eigen's, 14x naive
+  r.op("log_softmax", Device::cpu).set_default("online");
   r.op("layer_norm", Device::cpu).set_default("one_pass");
   r.op("cross_entropy", Device::cpu).set_default("fused");
   for (const char* op : {"sgd_update", "adam_update"}) r.op(op, Device::cpu).set_default("fused");

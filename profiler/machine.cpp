@@ -40,17 +40,20 @@ RateStats rate_stats(const std::vector<double>& rates) {
   return r;
 }
 
-// FMA iterations per thread for one repetition of about `seconds`: doubles a short run until it
-// lasts long enough to time (at least a millisecond, or the target), then scales.
+// FMA iterations per thread for one repetition of about `seconds` of CPU time: doubles a short
+// run until it lasts long enough to time (a millisecond, or the target if shorter), then scales.
 int64_t calibrate_fma_iterations(double seconds) {
   const double enough = std::min(seconds, 1e-3);
   int64_t iterations = 256;
+  auto cpu_seconds = [&iterations](const KernelRun& run) {
+    return run.thread_rate > 0 ? run.work / run.thread_rate : run.seconds;
+  };
   KernelRun run = run_fma_kernel(1, iterations);
-  while (run.seconds < enough && iterations < (int64_t{1} << 40)) {
+  while (cpu_seconds(run) < enough && iterations < (int64_t{1} << 40)) {
     iterations *= 2;
     run = run_fma_kernel(1, iterations);
   }
-  const double per_iteration = run.seconds / static_cast<double>(iterations);
+  const double per_iteration = cpu_seconds(run) / static_cast<double>(iterations);
   return std::max<int64_t>(1, std::llround(seconds / per_iteration));
 }
 
@@ -117,7 +120,15 @@ MachinePeak measure_machine(const MeasureOptions& opts) {
   StreamArrays arrays(m.stream_array_bytes, max_threads);
   const size_t reps = static_cast<size_t>(opts.repetitions);
 
+  m.clock = max_threads <= m.logical_cpus
+                ? "per-thread CPU time, summed over threads"
+                : "per-thread CPU time up to " + std::to_string(m.logical_cpus) +
+                      " threads, wall time beyond";
   for (int t = 1; t <= max_threads; ++t) {
+    const bool own_cpus = t <= m.logical_cpus;
+    auto rate_of = [own_cpus](const KernelRun& run) {
+      return own_cpus ? run.thread_rate : run.wall_rate();
+    };
     // One untimed run of each kernel first: it starts the thread team and, for STREAM, brings
     // the pages into the TLB.
     consume(run_fma_kernel(t, std::max<int64_t>(1, iterations / 10)).checksum);
@@ -126,15 +137,15 @@ MachinePeak measure_machine(const MeasureOptions& opts) {
     for (size_t r = 0; r < reps; ++r) {
       const KernelRun run = run_fma_kernel(t, iterations);
       consume(run.checksum);
-      fma[r] = run.rate() * 1e-9;
+      fma[r] = rate_of(run) * 1e-9;
     }
     // Triad and copy alternate, so a slow spell of the machine hits both alike.
     for (size_t r = 0; r < reps; ++r) {
       const KernelRun tr = arrays.triad(t);
       const KernelRun cp = arrays.copy(t);
       consume(tr.checksum + cp.checksum);
-      triad[r] = tr.rate() * 1e-9;
-      copy[r] = cp.rate() * 1e-9;
+      triad[r] = rate_of(tr) * 1e-9;
+      copy[r] = rate_of(cp) * 1e-9;
     }
     m.rows.push_back({t, rate_stats(fma), rate_stats(triad), rate_stats(copy)});
   }

@@ -9,9 +9,16 @@
 // (STREAM's convention: the write-allocate read of a, which a normal store also causes, is real
 // traffic that is not counted, so the memory bus moves up to 4/3 of the triad figure).
 //
+// Each rate is work over the CPU time of the threads that did it (CLOCK_THREAD_CPUTIME_ID),
+// summed over threads: on a machine shared with other processes the wall time includes the
+// slices the scheduler gave to them, and a wall-clock figure can come out 5x low, while the
+// CPU-time figure stays within a few percent. Its one assumption: the threads of a run share
+// the memory bus as they would running together. Above one thread per logical CPU the threads
+// must share cores, and wall time is used.
+//
 // Each figure is measured several times; the peak is the best repetition, as STREAM reports:
-// on a shared machine interference only ever slows a run down, so the fastest run is the
-// closest to what the hardware can do. The median and the slowest are kept for the record.
+// interference only ever slows a run down, so the fastest run is the closest to what the
+// hardware can do. The median and the slowest are kept for the record.
 //
 // Measuring takes a few seconds, so the result is cached in a JSON file keyed by CPU model,
 // compiler and flags (a build with other flags measures again): PRISM_MACHINE_CACHE, else
@@ -58,14 +65,16 @@ struct MachinePeak {
   int logical_cpus = 0;    // CPUs online
   int physical_cores = 0;  // distinct (package, core) pairs; logical_cpus when unknown
   CacheSizes caches;       // sysfs, else sysconf
-  std::string simd;        // the FMA microkernel compiled in, e.g. "AVX-512F (16 float lanes)"
+  std::string simd;        // the FMA microkernel compiled in (simd_level())
   std::string compiler;    // build_info.h
   std::string flags;
   // How and when they were measured.
   std::string measured_at;  // UTC, ISO 8601
-  // 1-minute load average just before measuring (-1: unknown). Other work on the cores makes
-  // every figure low; above kBusyLoad the figures deserve a --refresh on a quieter machine.
+  // 1-minute load average just before measuring (-1: unknown). The rates are timed on CPU
+  // time, so other work barely moves the FLOP/s, but it may take memory bandwidth: above
+  // kBusyLoad the bandwidths deserve a --refresh on a quieter machine.
   double load_avg = -1;
+  std::string clock;               // how the rates were timed (measure_machine)
   int64_t stream_array_bytes = 0;  // bytes per STREAM array
   std::vector<ThreadLimits> rows;  // threads 1, 2, ..., N in order
 
@@ -97,10 +106,14 @@ int64_t default_stream_array_bytes(const CacheSizes& caches);
 int64_t fma_flops_per_iteration();
 
 struct KernelRun {
-  double seconds = 0;   // wall time of the parallel region
-  double work = 0;      // FLOPs (FMA) or bytes counted (STREAM)
+  double seconds = 0;  // wall time of the parallel region
+  double work = 0;     // FLOPs (FMA) or bytes counted (STREAM), all threads together
+  // Sum over the threads of (its share of the work / the CPU time it ran), per second: the
+  // rate while the threads run, which time the scheduler gives to other processes does not
+  // lower (see measure_machine).
+  double thread_rate = 0;
   double checksum = 0;  // a value computed from the results, so nothing is optimized away
-  double rate() const { return seconds > 0 ? work / seconds : 0; }  // per second
+  double wall_rate() const { return seconds > 0 ? work / seconds : 0; }  // per second
 };
 
 // `threads` threads each run `iterations` iterations of the FMA loop on their own registers.
@@ -116,6 +129,8 @@ class StreamArrays {
   StreamArrays(const StreamArrays&) = delete;
   StreamArrays& operator=(const StreamArrays&) = delete;
   int64_t elements() const { return n_; }
+  // Each thread runs over its own contiguous share; the checksum adds the first and the last
+  // element of a in every share.
   KernelRun triad(int threads);  // a = b + 3 c; work = 3 * n * 8 bytes
   KernelRun copy(int threads);   // a = b;       work = 2 * n * 8 bytes
 
@@ -134,8 +149,10 @@ struct MeasureOptions {
 };
 
 // describe_machine() plus a row for every thread count from 1 to max_threads. Takes about
-// max_threads * repetitions * (fma_seconds + 3 STREAM passes); run it on a quiet machine.
-// A bad option throws std::invalid_argument.
+// max_threads * repetitions * (fma_seconds + 3 STREAM passes) of CPU time. Rates use
+// KernelRun::thread_rate while threads <= logical CPUs (a shared machine then still gives the
+// cores' figures), wall_rate beyond (threads that must share cores). A bad option throws
+// std::invalid_argument.
 MachinePeak measure_machine(const MeasureOptions& opts = {});
 
 // ---- the cache (machine_cache.cpp) -----------------------------------------------------------

@@ -59,6 +59,7 @@ json entry_json(const MachinePeak& m) {
               {"flags", m.flags},
               {"measured_at", m.measured_at},
               {"load_avg", m.load_avg},
+              {"clock", m.clock},
               {"stream_array_bytes", m.stream_array_bytes},
               {"rows", rows}};
 }
@@ -76,6 +77,7 @@ MachinePeak entry_from(const json& j) {
   m.flags = j.at("flags").get<std::string>();
   m.measured_at = j.at("measured_at").get<std::string>();
   m.load_avg = j.value("load_avg", -1.0);
+  m.clock = j.value("clock", "");
   m.stream_array_bytes = j.at("stream_array_bytes").get<int64_t>();
   for (const json& r : j.at("rows")) {
     ThreadLimits t;

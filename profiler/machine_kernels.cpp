@@ -8,11 +8,17 @@
 // acc = acc * m + c with m just below 1: it converges to c / (1 - m), so the values stay finite
 // and normal (a denormal would slow the FMA down on some cores). Cost per iteration and thread:
 // accumulators x lanes FMAs = 2 x that many FLOPs. On this project's 2-core Zen 4 (AVX-512) it
-// reaches about 115 GFLOP/s with 1 thread and 230 with 2 (see docs/PERFORMANCE.md).
+// reaches 117 GFLOP/s with 1 thread and 234 with 2 (see docs/PERFORMANCE.md).
 //
 // Bandwidth. STREAM's triad a[i] = b[i] + s c[i] and copy a[i] = b[i] on double arrays, each
 // array counted once per pass: triad 24 bytes per element, copy 16. The write-allocate read of
-// a is not counted (STREAM's convention). About 25 GB/s with 1 thread and 45 with 2 here.
+// a is not counted (STREAM's convention). About 22 GB/s with 1 thread and 43 with 2 here,
+// measured while other processes kept both cores busy (load average 8).
+//
+// Every run is timed twice: the wall time of the whole parallel region, and each thread's CPU
+// time for its own share (run_split). machine.h says why the second is the one reported.
+#include <time.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <new>
@@ -131,6 +137,39 @@ double* allocate_array(int64_t n) {
   return static_cast<double*>(p);
 }
 
+// CPU time this thread has run, in ns: advances only while the scheduler runs the thread.
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Runs body(thread, first, last) on `threads` threads, each on its own contiguous share of
+// [0, n), and times it both ways: the wall time of the whole region, and each thread's CPU time
+// for its own share (work_per_element x its elements / its CPU time, summed over threads).
+template <class Body>
+KernelRun run_split(int threads, int64_t n, double work_per_element, Body body) {
+  double thread_rate = 0, checksum = 0;
+  const int64_t t0 = now_ns();
+#pragma omp parallel num_threads(threads) reduction(+ : thread_rate, checksum)
+  {
+    const int id = thread_num(), team = team_size();
+    const int64_t first = n * id / team, last = n * (id + 1) / team;
+    const int64_t c0 = thread_cpu_ns();
+    checksum += body(id, first, last);
+    const int64_t cpu_ns = std::max<int64_t>(1, thread_cpu_ns() - c0);
+    thread_rate +=
+        work_per_element * static_cast<double>(last - first) / (static_cast<double>(cpu_ns) * 1e-9);
+  }
+  const int64_t t1 = now_ns();
+  KernelRun r;
+  r.seconds = static_cast<double>(t1 - t0) * 1e-9;
+  r.work = work_per_element * static_cast<double>(n);
+  r.thread_rate = thread_rate;
+  r.checksum = checksum;
+  return r;
+}
+
 }  // namespace
 
 int64_t fma_flops_per_iteration() {
@@ -144,23 +183,18 @@ KernelRun run_fma_kernel(int threads, int64_t iterations) {
                                 std::to_string(iterations));
   }
   // Volatile reads: the compiler must treat the constants as unknown.
-  volatile float mul = kMul, add = kAdd;
-  double checksum = 0;
-  int team = 1;  // OpenMP may grant fewer threads than asked; count the ones that ran
-  const int64_t t0 = now_ns();
-#pragma omp parallel num_threads(threads) reduction(+ : checksum)
-  {
-#pragma omp master
-    team = team_size();
-    checksum += fma_loop(iterations, 1.0f + static_cast<float>(thread_num()), mul, add);
-  }
-  const int64_t t1 = now_ns();
-  KernelRun r;
-  r.seconds = static_cast<double>(t1 - t0) * 1e-9;
-  r.work = static_cast<double>(team) * static_cast<double>(iterations) *
-           static_cast<double>(fma_flops_per_iteration());
-  r.checksum = checksum;
-  return r;
+  volatile float mul_v = kMul, add_v = kAdd;
+  const float mul = mul_v, add = add_v;
+  // One "element" per thread asked for, each one run of the loop. If OpenMP grants fewer
+  // threads, some run the loop more than once and the counts stay exact.
+  const double flops = static_cast<double>(iterations) * fma_flops_per_iteration();
+  return run_split(threads, threads, flops, [=](int id, int64_t first, int64_t last) {
+    double sum = 0;
+    for (int64_t e = first; e < last; ++e) {
+      sum += fma_loop(iterations, 1.0f + static_cast<float>(id), mul, add);
+    }
+    return sum;
+  });
 }
 
 StreamArrays::StreamArrays(int64_t array_bytes, int max_threads) {
@@ -169,16 +203,17 @@ StreamArrays::StreamArrays(int64_t array_bytes, int max_threads) {
   a_ = allocate_array(n_);
   b_ = allocate_array(n_);
   c_ = allocate_array(n_);
-  // First touch by the threads that will use the pages (the same static split as the kernels),
-  // so on a multi-socket machine each thread's part sits in its own socket's memory.
-  const int64_t n = n_;
+  // First touch by the threads that will use the pages (the same split as the kernels), so on
+  // a multi-socket machine each thread's share sits in its own socket's memory.
   double *a = a_, *b = b_, *c = c_;
-#pragma omp parallel for schedule(static) num_threads(max_threads)
-  for (int64_t i = 0; i < n; ++i) {
-    a[i] = 0.0;
-    b[i] = 1.0;
-    c[i] = 2.0;
-  }
+  run_split(max_threads, n_, 0, [=](int, int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      a[i] = 0.0;
+      b[i] = 1.0;
+      c[i] = 2.0;
+    }
+    return 0.0;
+  });
 }
 
 StreamArrays::~StreamArrays() {
@@ -191,35 +226,25 @@ KernelRun StreamArrays::triad(int threads) {
   require_threads(threads, "StreamArrays::triad");
   volatile double scalar_v = 3.0;
   const double s = scalar_v;
-  const int64_t n = n_;
-  double* __restrict a = a_;
-  const double* __restrict b = b_;
-  const double* __restrict c = c_;
-  const int64_t t0 = now_ns();
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-  for (int64_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
-  const int64_t t1 = now_ns();
-  KernelRun r;
-  r.seconds = static_cast<double>(t1 - t0) * 1e-9;
-  r.work = 3.0 * static_cast<double>(n) * sizeof(double);
-  r.checksum = a[0] + a[n / 2] + a[n - 1];
-  return r;
+  double* a = a_;
+  const double *b = b_, *c = c_;
+  return run_split(threads, n_, 3.0 * sizeof(double), [=](int, int64_t first, int64_t last) {
+    const double scalar = s;  // a local, so the stores to a cannot make the compiler reload it
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) a[i] = b[i] + scalar * c[i];
+    return first < last ? a[first] + a[last - 1] : 0.0;
+  });
 }
 
 KernelRun StreamArrays::copy(int threads) {
   require_threads(threads, "StreamArrays::copy");
-  const int64_t n = n_;
-  double* __restrict a = a_;
-  const double* __restrict b = b_;
-  const int64_t t0 = now_ns();
-#pragma omp parallel for simd schedule(static) num_threads(threads)
-  for (int64_t i = 0; i < n; ++i) a[i] = b[i];
-  const int64_t t1 = now_ns();
-  KernelRun r;
-  r.seconds = static_cast<double>(t1 - t0) * 1e-9;
-  r.work = 2.0 * static_cast<double>(n) * sizeof(double);
-  r.checksum = a[0] + a[n / 2] + a[n - 1];
-  return r;
+  double* a = a_;
+  const double* b = b_;
+  return run_split(threads, n_, 2.0 * sizeof(double), [=](int, int64_t first, int64_t last) {
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) a[i] = b[i];
+    return first < last ? a[first] + a[last - 1] : 0.0;
+  });
 }
 
 }  // namespace prism::profiler

@@ -29,6 +29,7 @@ struct Options {
   uint64_t seed = 1;
   int threads = 1;
   int runs = 0;  // timed calls per variant; 0: 5, or 3 with --quick
+  bool help = false;
 };
 
 constexpr const char* kUsage =
@@ -50,7 +51,9 @@ std::optional<long> parse_number(const char* text, long low, long high) {
 bool parse_options(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == "--quick") {
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--quick") {
       o.quick = true;
     } else if (a == "--no-timing") {
       o.timing = false;
@@ -69,9 +72,7 @@ bool parse_options(int argc, char** argv, Options& o) {
       else
         o.runs = static_cast<int>(*v);
     } else {
-      fmt::print(stderr, "{}{}",
-                 a == "--help" || a == "-h" ? "" : "unknown flag '" + std::string(a) + "'\n",
-                 kUsage);
+      fmt::print(stderr, "unknown flag '{}'\n{}", a, kUsage);
       return false;
     }
   }
@@ -362,6 +363,10 @@ bool check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Op
 int run_checker(const std::string& id, int argc, char** argv) {
   Options o;
   if (!parse_options(argc, argv, o)) return 2;
+  if (o.help) {
+    fmt::print("{}", kUsage);
+    return 0;
+  }
   const Exercise* ex = nullptr;
   for (const Exercise& e : all_exercises()) {
     if (e.id == id) ex = &e;

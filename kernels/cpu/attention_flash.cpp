@@ -2,8 +2,8 @@
 // matrix (Dao et al., FlashAttention-2, 2023, written for a CPU's caches instead of a GPU's
 // shared memory).
 //
-// Forward. For one block of Br = 64 query rows (q-tile [Br x d]), walk the keys in blocks of
-// Bc = 64 and keep, per row i, the running max m_i, the running sum l_i of exp(S_ij - m_i)
+// Forward. For one block of Br = 128 query rows (q-tile [Br x d]), walk the keys in blocks of
+// Bc = 128 (kAttentionBlock) and keep, per row i, the running max m_i, the running sum l_i of exp(S_ij - m_i)
 // and an unnormalised output row acc_i. With a new score tile S = scale Q K_j^T [Br x Bc]:
 //   m_new = max(m_i, max_j S_ij)
 //   alpha = exp(m_i - m_new)                 what the old terms shrink by under the new max
@@ -14,7 +14,7 @@
 // exp(-m_final), exactly as in the three-pass softmax, so the result is the same up to
 // rounding. Causal: key blocks entirely above the diagonal (j0 > last row) are skipped, and
 // the one block that straddles it gets -inf above the diagonal.
-// The score tile and the packed q, k, v tiles (16 KB each in float32 at d = 64) stay in L2;
+// The score tile and the packed q, k, v tiles (32-64 KB each in float32 at d = 64) stay in L2;
 // the two tile products are Eigen GEMMs on them. Work items are (batch, head, query block),
 // spread over OpenMP threads; each thread has its own tiles in the workspace.
 //
@@ -28,7 +28,7 @@
 // tile products per tile pair, where the forward has two.
 //
 // Extra memory: attention_tiled_workspace() (kernels/args.h): per thread 4 Bc d + 2 Bc^2 +
-// 2 Bc + lq elements, 86 KB at d = 64 and L = 1024 in float32, against the naive variant's
+// 2 Bc + lq elements, 267 KB at d = 64 and L = 1024 in float32, against the naive variant's
 // 32 MB of scores for 8 heads.
 // Cost: the same FLOPs as the naive variant (4 lq lk d + 5 lq lk forward; 10 lq lk d + 5 lq lk
 // backward, per head; causal skips above-diagonal blocks, so it does about half).
@@ -273,7 +273,7 @@ void attention_backward_flash(const AttentionBackwardArgs<T>& a) {
 void register_attention_flash(Registry& r) {
   r.op("attention", Device::cpu)
       .add<AttentionArgs>("flash", VariantTag::fused,
-                          "64x64 tiles, online softmax, no L x L matrix (O(L) workspace)",
+                          "128x128 tiles, online softmax, no L x L matrix (O(L) workspace)",
                           &attention_flash<float>, &attention_flash<double>);
   r.op("attention_backward", Device::cpu)
       .add<AttentionBackwardArgs>("flash", VariantTag::fused,

@@ -22,8 +22,10 @@
 // lose nothing there.
 //
 // Cost (docs/COSTS.md): forward 4 FLOPs per logit + 3 per row, backward 3 per logit + 1 per
-// row. Measured for [4096, 1024] float32, 1 thread (Zen 4, AVX-512): see docs/PERFORMANCE.md,
-// "Fused vs unfused (CPU)".
+// row. Measured on this machine (Zen 4, AVX-512, 1 thread, CPU time, median of 9;
+// docs/PERFORMANCE.md, "Fused vs unfused (CPU)"), forward without grad: [4096, 1024] float32
+// fused 1.75 ms = 9.6 GB/s, composed 23.7 ms (13.5x slower), the old nn chain of ops 6.0 ms
+// (3.4x); [256, 50257] (a GPT-2 vocabulary) fused 4.9 ms, composed 74 ms, chain 16.6 ms.
 #include <algorithm>
 #include <cmath>
 #include <limits>

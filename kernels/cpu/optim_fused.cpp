@@ -27,25 +27,51 @@
 namespace prism::kernels::cpu {
 namespace {
 
-template <class T>
-void sgd_fused(const SgdArgs<T>& a) {
+template <class T, bool kDecay, bool kMomentum, bool kNesterov>
+void sgd_loop(const SgdArgs<T>& a) {
   const T lr = static_cast<T>(a.lr);
   const T mu = static_cast<T>(a.momentum);
   const T wd = static_cast<T>(a.weight_decay);
+  T* __restrict param = a.param;
+  const T* __restrict grad = a.grad;
+  T* __restrict velocity = a.velocity;
+#pragma omp simd
   for (int64_t i = 0; i < a.numel; ++i) {
-    T g = a.grad[i];
-    if (a.weight_decay != 0) g = g + wd * a.param[i];  // L2 penalty wd/2 |p|^2 has gradient wd p
-    if (a.velocity) {
-      const T v = mu * a.velocity[i] + g;
-      a.velocity[i] = v;
-      g = a.nesterov ? g + mu * v : v;  // Nesterov: look ahead along the new velocity
+    T g = grad[i];
+    if constexpr (kDecay) g = g + wd * param[i];  // L2 penalty wd/2 |p|^2 has gradient wd p
+    if constexpr (kMomentum) {
+      const T v = mu * velocity[i] + g;
+      velocity[i] = v;
+      g = kNesterov ? g + mu * v : v;  // Nesterov: look ahead along the new velocity
     }
-    a.param[i] = a.param[i] - lr * g;
+    param[i] = param[i] - lr * g;
+  }
+}
+
+template <class T, bool kDecay>
+void sgd_with_decay(const SgdArgs<T>& a) {
+  if (!a.velocity) {
+    sgd_loop<T, kDecay, false, false>(a);
+  } else if (a.nesterov) {
+    sgd_loop<T, kDecay, true, true>(a);
+  } else {
+    sgd_loop<T, kDecay, true, false>(a);
   }
 }
 
 template <class T>
-void adam_fused(const AdamArgs<T>& a) {
+void sgd_fused(const SgdArgs<T>& a) {
+  if (a.weight_decay != 0) {
+    sgd_with_decay<T, true>(a);
+  } else {
+    sgd_with_decay<T, false>(a);
+  }
+}
+
+// One loop per weight-decay mode, so no branch is left inside the loop and the compiler
+// vectorises it (with -fno-math-errno, kernels/CMakeLists.txt: sqrt need not set errno).
+template <class T, bool kL2, bool kShrink>
+void adam_loop(const AdamArgs<T>& a) {
   const T b1 = static_cast<T>(a.beta1), one_minus_b1 = static_cast<T>(1 - a.beta1);
   const T b2 = static_cast<T>(a.beta2), one_minus_b2 = static_cast<T>(1 - a.beta2);
   const T eps = static_cast<T>(a.eps);
@@ -53,19 +79,33 @@ void adam_fused(const AdamArgs<T>& a) {
   const T decay = static_cast<T>(1 - a.lr * a.weight_decay);  // AdamW's shrink factor
   const T step_size = static_cast<T>(a.lr / a.bias_correction1);
   const T bc2_sqrt = static_cast<T>(std::sqrt(a.bias_correction2));
-  const bool l2 = a.weight_decay != 0 && !a.decoupled;
-  const bool shrink = a.weight_decay != 0 && a.decoupled;
+  T* __restrict param = a.param;
+  const T* __restrict grad = a.grad;
+  T* __restrict m_state = a.m;
+  T* __restrict v_state = a.v;
+#pragma omp simd
   for (int64_t i = 0; i < a.numel; ++i) {
-    T p = a.param[i];
-    T g = a.grad[i];
-    if (l2) g = g + wd * p;     // L2: the penalty's gradient goes through the moments
-    if (shrink) p = p * decay;  // decoupled: decay the weight itself, outside the moments
-    const T m = b1 * a.m[i] + one_minus_b1 * g;
-    const T v = b2 * a.v[i] + one_minus_b2 * g * g;
-    a.m[i] = m;
-    a.v[i] = v;
+    T p = param[i];
+    T g = grad[i];
+    if constexpr (kL2) g = g + wd * p;     // L2: the penalty's gradient goes through the moments
+    if constexpr (kShrink) p = p * decay;  // decoupled: decay the weight itself, not the moments
+    const T m = b1 * m_state[i] + one_minus_b1 * g;
+    const T v = b2 * v_state[i] + one_minus_b2 * g * g;
+    m_state[i] = m;
+    v_state[i] = v;
     const T denom = std::sqrt(v) / bc2_sqrt + eps;
-    a.param[i] = p - step_size * m / denom;
+    param[i] = p - step_size * m / denom;
+  }
+}
+
+template <class T>
+void adam_fused(const AdamArgs<T>& a) {
+  if (a.weight_decay == 0) {
+    adam_loop<T, false, false>(a);
+  } else if (a.decoupled) {
+    adam_loop<T, false, true>(a);
+  } else {
+    adam_loop<T, true, false>(a);
   }
 }
 

@@ -5,7 +5,7 @@
 // heads a MultiHeadAttention splits out of its qkv projection with a permute are not copied.
 //
 // Variants (kernels/cpu/attention_naive.cpp, attention_flash.cpp) differ in memory: the naive
-// one keeps every head's Lq x Lk scores, the flash one 64 x 64 tiles per thread. That scratch
+// one keeps every head's Lq x Lk scores, the flash one 128 x 128 tiles per thread. That scratch
 // is allocated here, inside the op's record and tagged temporary, so the profile's allocation
 // columns show it (a buffer a kernel made for itself would be invisible to the tracker). The
 // size follows the variant's tag: naive, reference and learners' (user) kernels get the full

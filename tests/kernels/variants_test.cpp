@@ -230,11 +230,27 @@ std::map<std::string, std::vector<Driver>> drivers() {
                in[1], [&](const Tensor& w) { return conv(in[0], w, in[2]); }, grad_like(y));
          }});
   }
-  // attention (q, k, v; Lq != Lk, or causal on a prime length past one 64-row tile) and its
+  // max_pool2d: the tiling 2x2 / stride 2 case (the optimized path, with an odd size so a
+  // row and a column are left over), 3x3 windows that tile, and overlapping padded windows (the
+  // optimized variant's fallback).
+  struct PoolShape {
+    Shape x;
+    int kernel, stride, padding;
+  };
+  for (const PoolShape& ps : {PoolShape{{2, 3, 13, 11}, 2, 2, 0}, PoolShape{{1, 2, 9, 12}, 3, 3, 0},
+                              PoolShape{{2, 2, 9, 7}, 3, 2, 1}}) {
+    d["max_pool2d"].push_back({[ps](DType dt, ref::Rng& rng, bool strided) {
+                                 return std::vector<Tensor>{input(ps.x, strided, dt, rng)};
+                               },
+                               [ps](const std::vector<Tensor>& in) {
+                                 return max_pool2d(in[0], ps.kernel, ps.stride, ps.padding);
+                               }});
+  }
+  // attention (q, k, v; Lq != Lk, or causal on a prime length past one 128-row tile) and its
   // gradient, all three of dq, dk, dv side by side.
   for (bool causal : {false, true}) {
     auto make = [causal](DType dt, ref::Rng& rng, bool strided) {
-      const int64_t lq = causal ? 67 : 37, lk = causal ? 67 : 70, dh = causal ? 80 : 16;
+      const int64_t lq = causal ? 131 : 37, lk = causal ? 131 : 70, dh = causal ? 80 : 16;
       return std::vector<Tensor>{input({2, 3, lq, dh}, strided, dt, rng, -2, 2),
                                  input({2, 3, lk, dh}, strided, dt, rng, -2, 2),
                                  input({2, 3, lk, dh}, false, dt, rng),
@@ -243,30 +259,28 @@ std::map<std::string, std::vector<Driver>> drivers() {
     d["attention"].push_back({make, [causal](const std::vector<Tensor>& in) {
                                 return attention(in[0], in[1], in[2], causal);
                               }});
-    d["attention_backward"].push_back({make, [causal](const std::vector<Tensor>& in) {
-                                         std::vector<Tensor> leaves;
-                                         for (int i = 0; i < 3; ++i) {
-                                           leaves.push_back(in[static_cast<size_t>(i)].detach());
-                                           leaves.back().set_requires_grad();
-                                         }
-                                         attention(leaves[0], leaves[1], leaves[2], causal)
-                                             .backward(in[3]);
-                                         return concat({leaves[0].grad().flatten(),
-                                                        leaves[1].grad().flatten(),
-                                                        leaves[2].grad().flatten()});
-                                       }});
+    d["attention_backward"].push_back(
+        {make, [causal](const std::vector<Tensor>& in) {
+           std::vector<Tensor> leaves;
+           for (int i = 0; i < 3; ++i) {
+             leaves.push_back(in[static_cast<size_t>(i)].detach());
+             leaves.back().set_requires_grad();
+           }
+           attention(leaves[0], leaves[1], leaves[2], causal).backward(in[3]);
+           return concat({leaves[0].grad().flatten(), leaves[1].grad().flatten(),
+                          leaves[2].grad().flatten()});
+         }});
   }
   // linear_gelu over 2 x 2 output tiles with ragged edges, with and without bias.
   for (bool with_bias : {true, false}) {
-    d["linear_gelu"].push_back(
-        {[](DType dt, ref::Rng& rng, bool strided) {
-           return std::vector<Tensor>{input({67, 29}, strided, dt, rng),
-                                      input({300, 29}, strided, dt, rng),
-                                      input({300}, false, dt, rng)};
-         },
-         [with_bias](const std::vector<Tensor>& in) {
-           return linear_gelu(in[0], in[1], with_bias ? in[2] : Tensor());
-         }});
+    d["linear_gelu"].push_back({[](DType dt, ref::Rng& rng, bool strided) {
+                                  return std::vector<Tensor>{input({67, 29}, strided, dt, rng),
+                                                             input({300, 29}, strided, dt, rng),
+                                                             input({300}, false, dt, rng)};
+                                },
+                                [with_bias](const std::vector<Tensor>& in) {
+                                  return linear_gelu(in[0], in[1], with_bias ? in[2] : Tensor());
+                                }});
   }
   // layer_norm (131 wide: two 64-lane blocks and a tail; transposed views are copied first),
   // with and without weight and bias; cross_entropy over several online chunks, both

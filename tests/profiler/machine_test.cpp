@@ -90,6 +90,7 @@ prof::MachinePeak made_up(const std::string& key) {
   m.key = key;
   m.measured_at = "2026-11-21T12:00:00Z";
   m.load_avg = 0.25;
+  m.clock = "per-thread CPU time, summed over threads";
   m.stream_array_bytes = 1 << 20;
   m.rows.push_back({1, {100, 98, 90, 9}, {25, 24, 20, 9}, {30, 29, 28, 9}});
   m.rows.push_back({2, {200, 190, 150, 9}, {40, 39, 30, 9}, {45, 44, 40, 9}});
@@ -111,8 +112,10 @@ TEST_CASE("the FMA microkernel counts 2 FLOPs per lane per FMA") {
   const prof::KernelRun one = prof::run_fma_kernel(1, 1000);
   CHECK(one.work == 1000.0 * static_cast<double>(prof::fma_flops_per_iteration()));
   CHECK(one.seconds > 0);
-  CHECK(std::isfinite(one.rate()));
-  CHECK(one.rate() > 0);
+  CHECK(std::isfinite(one.wall_rate()));
+  CHECK(one.wall_rate() > 0);
+  CHECK(std::isfinite(one.thread_rate));
+  CHECK(one.thread_rate > 0);
   // Every accumulator converges towards 1e-3 / (1 - 0.9999) = 10 from a start of about 1: the
   // checksum is a finite positive sum, not an overflow or a NaN.
   CHECK(std::isfinite(one.checksum));
@@ -126,14 +129,16 @@ TEST_CASE("the FMA microkernel counts 2 FLOPs per lane per FMA") {
 TEST_CASE("STREAM triad and copy compute the right values and count their bytes") {
   prof::StreamArrays arrays(1 << 20, 2);  // 1 MiB per array: 131072 doubles
   REQUIRE(arrays.elements() == 131072);
-  // b = 1, c = 2: triad a = b + 3 c = 7 everywhere; the checksum adds three elements of a.
+  // b = 1, c = 2: triad a = b + 3 c = 7 everywhere; the checksum adds the first and the last
+  // element of each thread's share.
   const prof::KernelRun triad = arrays.triad(2);
   CHECK(triad.work == 3.0 * 131072 * 8);
-  CHECK(triad.checksum == 21);
-  CHECK(triad.rate() > 0);
+  CHECK(triad.checksum == 4 * 7);
+  CHECK(triad.wall_rate() > 0);
+  CHECK(triad.thread_rate > 0);
   const prof::KernelRun copy = arrays.copy(1);  // a = b = 1
   CHECK(copy.work == 2.0 * 131072 * 8);
-  CHECK(copy.checksum == 3);
+  CHECK(copy.checksum == 2 * 1);
   // Fewer bytes than one element per thread still gives each thread an element.
   CHECK(prof::StreamArrays(1, 3).elements() == 3);
 }
@@ -198,6 +203,7 @@ TEST_CASE("machine JSON round trip") {
   CHECK(back.caches.l3 == m.caches.l3);
   CHECK(back.measured_at == m.measured_at);
   CHECK(back.load_avg == 0.25);
+  CHECK(back.clock == m.clock);
   REQUIRE(back.rows.size() == 2);
   CHECK(back.rows[1].threads == 2);
   CHECK(back.rows[1].fma_gflops.best == 200);
