@@ -102,7 +102,9 @@ Qkv make_qkv(int64_t l) {
   return {prism::randn({1, kHeads, l, kHeadDim}), prism::randn({1, kHeads, l, kHeadDim}),
           prism::randn({1, kHeads, l, kHeadDim})};
 }
-Tensor f64(const Tensor& t) { return prism::cast(t, DType::f64); }
+Tensor f64(const Tensor& t) {
+  return prism::cast(t, DType::f64);
+}
 
 // ---- attention forward -------------------------------------------------------------------
 
@@ -186,8 +188,12 @@ void lengths(benchmark::internal::Benchmark* b, int64_t max_l) {
   for (int64_t l = 256; l <= max_l; l *= 2) b->Arg(l);
   b->Unit(benchmark::kMillisecond)->Apply(prism::bench::configure);
 }
-void up_to_2048(benchmark::internal::Benchmark* b) { lengths(b, 2048); }
-void up_to_4096(benchmark::internal::Benchmark* b) { lengths(b, 4096); }
+void up_to_2048(benchmark::internal::Benchmark* b) {
+  lengths(b, 2048);
+}
+void up_to_4096(benchmark::internal::Benchmark* b) {
+  lengths(b, 4096);
+}
 
 BENCHMARK_CAPTURE(BM_Attention, naive, "naive", false)->Apply(up_to_2048);
 BENCHMARK_CAPTURE(BM_Attention, flash, "flash", false)->Apply(up_to_4096);
@@ -304,8 +310,8 @@ void print_memory_table() {
     auto mb = [](double b) { return b / (1 << 20); };
     std::printf("%6lld  %6.2f (+%5.2f) %6.2f (+%5.3f)  %6.2f (+%5.2f) %6.2f (+%5.3f)\n",
                 static_cast<long long>(l), mb(n.forward), mb(n.forward - out_fwd), mb(f.forward),
-                mb(f.forward - out_fwd), mb(n.backward), mb(n.backward - out_bwd),
-                mb(f.backward), mb(f.backward - out_bwd));
+                mb(f.forward - out_fwd), mb(n.backward), mb(n.backward - out_bwd), mb(f.backward),
+                mb(f.backward - out_bwd));
   }
   std::printf("\n");
 }

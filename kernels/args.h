@@ -310,7 +310,7 @@ struct AttentionArgs {
   int64_t workspace_size;
   int64_t batch, heads, lq, lk, d;
   int64_t q_stride[4], k_stride[4], v_stride[4];  // batch, head, row, column strides
-  double scale;  // usually 1 / sqrt(d)
+  double scale;                                   // usually 1 / sqrt(d)
   bool causal;
 };
 

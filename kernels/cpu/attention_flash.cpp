@@ -3,8 +3,9 @@
 // shared memory).
 //
 // Forward. For one block of Br = 128 query rows (q-tile [Br x d]), walk the keys in blocks of
-// Bc = 128 (kAttentionBlock) and keep, per row i, the running max m_i, the running sum l_i of exp(S_ij - m_i)
-// and an unnormalised output row acc_i. With a new score tile S = scale Q K_j^T [Br x Bc]:
+// Bc = 128 (kAttentionBlock) and keep, per row i, the running max m_i, the running sum l_i of
+// exp(S_ij - m_i) and an unnormalised output row acc_i. With a new score tile S = scale Q K_j^T [Br
+// x Bc]:
 //   m_new = max(m_i, max_j S_ij)
 //   alpha = exp(m_i - m_new)                 what the old terms shrink by under the new max
 //   P_ij  = exp(S_ij - m_new)
@@ -75,7 +76,7 @@ template <class T>
 struct Tiles {
   T *q, *k, *v, *o, *s, *dp, *m, *l, *rows;
   Tiles(T* w, int64_t d) {
-    q = w, k = q + kB * d, v = k + kB * d, o = v + kB * d;  // o: acc (forward) or dout (backward)
+    q = w, k = q + kB * d, v = k + kB * d, o = v + kB * d;  // o: the forward's accumulator
     s = o + kB * d, dp = s + kB * kB, m = dp + kB * kB, l = m + kB, rows = l + kB;
   }
 };
@@ -86,7 +87,8 @@ template <class Args>
 int workers(const Args& a, int64_t items) {
   const int64_t per = attention_tiled_workspace(a.lq, a.d, 1);
   const int64_t fit = a.workspace_size / per;
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({omp_get_max_threads(), fit, items})));
+  return static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>({omp_get_max_threads(), fit, items})));
 }
 
 // Row reductions written as kLanes independent partial results, so the compiler can keep them
@@ -246,7 +248,8 @@ void backward_head(const AttentionBackwardArgs<T>& a, int64_t b, int64_t h, Tile
       dp.noalias() = doi * vj.transpose();
       for (int64_t i = 0; i < br; ++i) {
         const T di = big_d[i0 + i];
-        for (int64_t jj = 0; jj < bc; ++jj) t.dp[i * bc + jj] = t.s[i * bc + jj] * (t.dp[i * bc + jj] - di);
+        for (int64_t jj = 0; jj < bc; ++jj)
+          t.dp[i * bc + jj] = t.s[i * bc + jj] * (t.dp[i * bc + jj] - di);
       }
       Tile<T>(dq + i0 * d, br, d).noalias() += scale * (dp * kj);
       dkj.noalias() += dp.transpose() * qs;

@@ -158,10 +158,9 @@ void register_attention_naive(Registry& r) {
   r.op("attention_backward", Device::cpu,
        "10*B*H*Lq*Lk*d FLOPs (five products) + 5*B*H*Lq*Lk + 2*B*H*Lq*d, causal: pairs j <= i; "
        "bytes = q + k + v + out + dout + lse + dq + dk + dv")
-      .add<AttentionBackwardArgs>("naive", VariantTag::naive,
-                                  "P rebuilt in an lq x lk matrix per head (O(L^2) workspace)",
-                                  &attention_backward_naive<float>,
-                                  &attention_backward_naive<double>);
+      .add<AttentionBackwardArgs>(
+          "naive", VariantTag::naive, "P rebuilt in an lq x lk matrix per head (O(L^2) workspace)",
+          &attention_backward_naive<float>, &attention_backward_naive<double>);
 }
 
 }  // namespace prism::kernels::cpu

@@ -13,8 +13,8 @@
 namespace prism::kernels::cpu {
 
 template <class T>
-void linear_block(const LinearGeluArgs<T>& a, int64_t r0, int64_t nrows, int64_t c0,
-                  int64_t ncols, T* dst, int64_t ld) {
+void linear_block(const LinearGeluArgs<T>& a, int64_t r0, int64_t nrows, int64_t c0, int64_t ncols,
+                  T* dst, int64_t ld) {
   using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using DynStride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
   Eigen::Map<RowMajor, 0, Eigen::OuterStride<>> out(dst, nrows, ncols, Eigen::OuterStride<>(ld));

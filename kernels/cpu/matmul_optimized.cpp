@@ -51,7 +51,11 @@
 // (kernels/cpu/eigen_threads.h has the measurements).
 //
 // Cost: 2 m n k FLOPs per batch; packing m k (n / NC) + k n (m-blocks per thread) copies.
-// Measured: see docs/PERFORMANCE.md, "Matmul ladder".
+// Measured (2-core Zen 4, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"), 1 thread:
+// 104.6 GFLOP/s at n = 256, 104.7 at n = 1024, 106.2 at n = 2048 (91% of the 117 GFLOP/s FMA
+// peak of `prism machine`), against 86.1 / 81.1 / 81.9 for Eigen; the transposed forms A^T @ B
+// and A @ B^T the same to 1%; the products of a 784-256-10 MLP step 1.11-1.27x Eigen, except
+// h[128,256] @ W2^T (n = 10): 57.1 against Eigen's 59.6.
 #include <omp.h>
 
 #include <algorithm>

@@ -129,23 +129,24 @@ struct TransposeVec<double> {
   static void store(double* p, int n, V v) { _mm512_mask_storeu_pd(p, (1u << n) - 1, v); }
 };
 
-// Packs steps [0, steps) (a multiple of the vector width L) of a full sliver of W lines whose
-// steps are contiguous (k stride 1): L x L blocks transposed in registers. Returns the steps
-// done; the caller finishes the rest with scalar copies.
+// Packs steps [0, steps) (a multiple of the vector width L) of a sliver of W lines, the first
+// `lines` of them real and the rest zero, whose steps are contiguous (k stride 1): L x L blocks
+// transposed in registers. Returns the steps done; the caller finishes the rest.
 template <int W, class T>
-int64_t pack_transposed_simd(const T* base, int64_t line_stride, int64_t kc, T* dst) {
+int64_t pack_transposed_simd(const T* base, int64_t line_stride, int64_t lines, int64_t kc,
+                             T* dst) {
   using TV = TransposeVec<T>;
   constexpr int L = TV::lanes;
   const int64_t steps = kc / L * L;
   for (int64_t p0 = 0; p0 < steps; p0 += L) {
     for (int g = 0; g < W; g += L) {  // lines g .. g+L of the sliver
-      const int lines = std::min(L, W - g);
+      const int width = std::min(L, W - g);
       typename TV::V r[L];
       for (int i = 0; i < L; ++i) {
-        r[i] = i < lines ? TV::load(base + (g + i) * line_stride + p0) : TV::zero();
+        r[i] = g + i < lines ? TV::load(base + (g + i) * line_stride + p0) : TV::zero();
       }
       transpose_in_registers(r);
-      for (int j = 0; j < L; ++j) TV::store(dst + (p0 + j) * W + g, lines, r[j]);
+      for (int j = 0; j < L; ++j) TV::store(dst + (p0 + j) * W + g, width, r[j]);
     }
   }
   return steps;
@@ -156,16 +157,10 @@ template <int W, class T>
 void pack_slivers(const T* src, int64_t line_stride, int64_t k_stride, int64_t width, int64_t kc,
                   T* dst) {
   for (int64_t s0 = 0; s0 < width; s0 += W, dst += kc * W) {
+    // The last sliver may have fewer than W real lines; the rest of it is zeros.
     const int64_t lines = std::min<int64_t>(W, width - s0);
     const T* base = src + s0 * line_stride;
-    if (lines < W) {
-      // Edge sliver: gather what exists, zero the rest.
-      for (int64_t p = 0; p < kc; ++p) {
-        T* d = dst + p * W;
-        for (int64_t w = 0; w < lines; ++w) d[w] = base[w * line_stride + p * k_stride];
-        std::fill(d + lines, d + W, T(0));
-      }
-    } else if (line_stride == 1) {
+    if (line_stride == 1 && lines == W) {
       for (int64_t p = 0; p < kc; ++p) {
         const T* s = base + p * k_stride;
         T* d = dst + p * W;
@@ -175,20 +170,22 @@ void pack_slivers(const T* src, int64_t line_stride, int64_t k_stride, int64_t w
     } else if (k_stride == 1) {
       int64_t done = 0;
 #if defined(__AVX512F__)
-      done = pack_transposed_simd<W>(base, line_stride, kc, dst);
+      done = pack_transposed_simd<W>(base, line_stride, lines, kc, dst);
 #endif
       constexpr int64_t kBlock = 16;
       for (int64_t p0 = done; p0 < kc; p0 += kBlock) {
         const int64_t p1 = std::min(kc, p0 + kBlock);
-        for (int w = 0; w < W; ++w) {
+        for (int64_t w = 0; w < lines; ++w) {
           const T* s = base + w * line_stride;
           for (int64_t p = p0; p < p1; ++p) dst[p * W + w] = s[p];
         }
+        for (int64_t p = p0; p < p1; ++p) std::fill(dst + p * W + lines, dst + (p + 1) * W, T(0));
       }
     } else {
       for (int64_t p = 0; p < kc; ++p) {
         T* d = dst + p * W;
-        for (int w = 0; w < W; ++w) d[w] = base[w * line_stride + p * k_stride];
+        for (int64_t w = 0; w < lines; ++w) d[w] = base[w * line_stride + p * k_stride];
+        std::fill(d + lines, d + W, T(0));
       }
     }
   }

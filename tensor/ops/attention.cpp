@@ -73,8 +73,7 @@ Sizes check_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool ca
                 shapes(q, k, v));
   }
   if (k.size(-2) == 0 || q.size(-1) == 0) {
-    throw Error("attention: needs at least one key and a head size d >= 1, got " +
-                shapes(q, k, v));
+    throw Error("attention: needs at least one key and a head size d >= 1, got " + shapes(q, k, v));
   }
   if (causal && q.size(-2) != k.size(-2)) {
     throw Error("attention: causal attention needs as many queries as keys (Lq == Lk), got " +
@@ -93,12 +92,13 @@ Sizes check_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool ca
 }
 
 // 3-D [BH, L, d] is the 4-D [1, BH, L, d]: a free view.
-Tensor as_4d(const Tensor& t) { return t.dim() == 4 ? t.detach() : t.detach().unsqueeze(0); }
+Tensor as_4d(const Tensor& t) {
+  return t.dim() == 4 ? t.detach() : t.detach().unsqueeze(0);
+}
 
 // The variant whose memory a call has: the one that runs, or on the meta device the one the CPU
 // would run.
-const kernels::KernelEntry& planned(detail::OpHandle& op, const kernels::KernelEntry& k,
-                                    DType dt) {
+const kernels::KernelEntry& planned(detail::OpHandle& op, const kernels::KernelEntry& k, DType dt) {
   return k.meta ? kernels::registry().at(op.name(), Device::cpu).select(dt) : k;
 }
 
@@ -125,9 +125,8 @@ void fill_common(Args& a, const Sizes& s, const Tensor& q, const Tensor& k, cons
 }
 
 template <class T>
-void run_forward(const kernels::KernelEntry& kern, const Sizes& s, const Tensor& q,
-                 const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& lse,
-                 const Tensor& ws) {
+void run_forward(const kernels::KernelEntry& kern, const Sizes& s, const Tensor& q, const Tensor& k,
+                 const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& ws) {
   kernels::AttentionArgs<T> a{};
   a.q = q.data<T>(), a.k = k.data<T>(), a.v = v.data<T>();
   a.out = out.data<T>(), a.lse = lse.data<T>();
@@ -160,11 +159,9 @@ QkvGrads attention_backward(const Sizes& s, const Tensor& q, const Tensor& k, co
                             const Tensor& out, const Tensor& lse, const Tensor& dout0) {
   Tensor dout = dout0.contiguous();
   const auto& kern = op_attention_bw.kernel(q.device(), q.dtype());
-  detail::OpRecordScope rec(op_attention_bw.name(), kern.name.c_str(), q.device(),
-                            {&q, &k, &v, &dout0}, [&] {
-                              return costs::attention_backward(q.shape(), k.shape(), s.causal,
-                                                               q.element_size());
-                            });
+  detail::OpRecordScope rec(
+      op_attention_bw.name(), kern.name.c_str(), q.device(), {&q, &k, &v, &dout0},
+      [&] { return costs::attention_backward(q.shape(), k.shape(), s.causal, q.element_size()); });
   QkvGrads g;
   g.dq = detail::empty_like_shape(q.shape(), q.dtype(), q.device());
   if (q.numel() == 0) {  // no queries: no gradient flows to the keys and values
@@ -185,18 +182,16 @@ QkvGrads attention_backward(const Sizes& s, const Tensor& q, const Tensor& k, co
 
 }  // namespace
 
-AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tensor& v,
-                                   bool causal, double scale) {
+AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
+                                   double scale) {
   const Sizes s = check_attention(q, k, v, causal, scale);
   const Tensor q4 = as_4d(q), k4 = as_4d(k), v4 = as_4d(v);
   const auto& kern = op_attention.kernel(q.device(), q.dtype());
   Tensor out4, lse3;
   {
-    detail::OpRecordScope rec(op_attention.name(), kern.name.c_str(), q.device(), {&q, &k, &v},
-                              [&] {
-                                return costs::attention(q4.shape(), k4.shape(), causal,
-                                                        q.element_size());
-                              });
+    detail::OpRecordScope rec(
+        op_attention.name(), kern.name.c_str(), q.device(), {&q, &k, &v},
+        [&] { return costs::attention(q4.shape(), k4.shape(), causal, q.element_size()); });
     out4 = detail::empty_like_shape(q4.shape(), q.dtype(), q.device());
     lse3 = detail::empty_like_shape(Dims{s.batch, s.heads, s.lq}, q.dtype(), q.device());
     if (s.lq > 0) {
@@ -213,20 +208,19 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
   AttentionResult r;
   r.out = three_d ? out4.squeeze(0) : out4;
   r.lse = three_d ? lse3.squeeze(0) : lse3;
-  autograd::record(r.out, "attention", {&q, &k, &v},
-                   [s, q4, k4, v4, out4 = out4.detach(), lse3, three_d](const Tensor& g,
-                                                                         autograd::Grads& gr) {
-                     QkvGrads d;
-                     {
-                       profiler::GradOfGuard label("attention.dqkv");
-                       d = attention_backward(s, q4, k4, v4, out4, lse3,
-                                              three_d ? g.unsqueeze(0) : g);
-                     }
-                     auto back = [three_d](const Tensor& t) { return three_d ? t.squeeze(0) : t; };
-                     gr.set(0, "attention.dq", [&] { return back(d.dq); });
-                     gr.set(1, "attention.dk", [&] { return back(d.dk); });
-                     gr.set(2, "attention.dv", [&] { return back(d.dv); });
-                   });
+  autograd::record(
+      r.out, "attention", {&q, &k, &v},
+      [s, q4, k4, v4, out4 = out4.detach(), lse3, three_d](const Tensor& g, autograd::Grads& gr) {
+        QkvGrads d;
+        {
+          profiler::GradOfGuard label("attention.dqkv");
+          d = attention_backward(s, q4, k4, v4, out4, lse3, three_d ? g.unsqueeze(0) : g);
+        }
+        auto back = [three_d](const Tensor& t) { return three_d ? t.squeeze(0) : t; };
+        gr.set(0, "attention.dq", [&] { return back(d.dq); });
+        gr.set(1, "attention.dk", [&] { return back(d.dk); });
+        gr.set(2, "attention.dv", [&] { return back(d.dv); });
+      });
   return r;
 }
 

@@ -44,8 +44,7 @@ void check_linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias
   }
   if (x.dim() == 0 || x.size(-1) != weight.size(1)) {
     throw Error("linear_gelu: input " + x.shape().str() + " must end in " +
-                std::to_string(weight.size(1)) + " features (weight " + weight.shape().str() +
-                ")");
+                std::to_string(weight.size(1)) + " features (weight " + weight.shape().str() + ")");
   }
   if (weight.size(1) == 0 || weight.size(0) == 0) {
     throw Error("linear_gelu: weight " + weight.shape().str() + " has no features");
@@ -160,8 +159,7 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                        profiler::GradOfGuard label("linear_gelu.dz");
                        dz = gelu_grad(z, g);
                      }
-                     gr.set(0, "linear_gelu.dx",
-                            [&] { return matmul(dz, saved_w).reshape(xs); });
+                     gr.set(0, "linear_gelu.dx", [&] { return matmul(dz, saved_w).reshape(xs); });
                      gr.set(1, "linear_gelu.dw", [&] { return matmul(dz.t(), saved_x); });
                      gr.set(2, "linear_gelu.db", [&] { return sum(dz, {0}); });
                    });

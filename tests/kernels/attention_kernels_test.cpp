@@ -46,9 +46,10 @@ void strides_for(int64_t h, int64_t l, int64_t d, bool transposed, int64_t* s) {
   }
 }
 
-Problem make(int64_t b, int64_t h, int64_t lq, int64_t lk, int64_t d, bool causal, bool transposed) {
-  Problem p{b, h, lq, lk, d, causal, 1.0 / std::sqrt(static_cast<double>(d)), {}, {}, {}, {}, {},
-            {}, {}};
+Problem make(int64_t b, int64_t h, int64_t lq, int64_t lk, int64_t d, bool causal,
+             bool transposed) {
+  Problem p{b,  h,  lq, lk, d,  causal, 1.0 / std::sqrt(static_cast<double>(d)),
+            {}, {}, {}, {}, {}, {},     {}};
   strides_for(h, lq, d, transposed, p.qs);
   strides_for(h, lk, d, false, p.ks);
   strides_for(h, lk, d, transposed, p.vs);
@@ -90,7 +91,8 @@ Expected reference(const Problem& p) {
         LD m = -std::numeric_limits<LD>::infinity();
         for (int64_t j = 0; j < visible; ++j) {
           LD dot = 0;
-          for (int64_t c = 0; c < d; ++c) dot += LD(at(p.q, p.qs, b, h, i, c)) * at(p.k, p.ks, b, h, j, c);
+          for (int64_t c = 0; c < d; ++c)
+            dot += LD(at(p.q, p.qs, b, h, i, c)) * at(p.k, p.ks, b, h, j, c);
           s[j] = dot * p.scale;
           m = std::max(m, s[j]);
         }
@@ -112,8 +114,10 @@ Expected reference(const Problem& p) {
           const LD ds = s[j] * (dpj - big_d);
           for (int64_t c = 0; c < d; ++c) {
             e.dv[(bh * p.lk + j) * d + c] += static_cast<double>(s[j] * g[c]);
-            e.dq[(bh * p.lq + i) * d + c] += static_cast<double>(p.scale * ds * at(p.k, p.ks, b, h, j, c));
-            e.dk[(bh * p.lk + j) * d + c] += static_cast<double>(p.scale * ds * at(p.q, p.qs, b, h, i, c));
+            e.dq[(bh * p.lq + i) * d + c] +=
+                static_cast<double>(p.scale * ds * at(p.k, p.ks, b, h, j, c));
+            e.dk[(bh * p.lk + j) * d + c] +=
+                static_cast<double>(p.scale * ds * at(p.q, p.qs, b, h, i, c));
           }
         }
       }
@@ -151,12 +155,14 @@ Expected run(const KernelEntry& fwd, const KernelEntry& bwd, const Problem& p, i
   a.workspace = ws.data();
   a.workspace_size = static_cast<int64_t>(ws.size());
   a.batch = p.b, a.heads = p.h, a.lq = p.lq, a.lk = p.lk, a.d = p.d;
-  for (int i = 0; i < 4; ++i) a.q_stride[i] = p.qs[i], a.k_stride[i] = p.ks[i], a.v_stride[i] = p.vs[i];
+  for (int i = 0; i < 4; ++i)
+    a.q_stride[i] = p.qs[i], a.k_stride[i] = p.ks[i], a.v_stride[i] = p.vs[i];
   a.scale = p.scale;
   a.causal = p.causal;
   fwd.get<AttentionArgs, T>()(a);
 
-  std::vector<T> dq(out.size(), std::nan("")), dk(k.size(), std::nan("")), dv(k.size(), std::nan(""));
+  std::vector<T> dq(out.size(), std::nan("")), dk(k.size(), std::nan("")),
+      dv(k.size(), std::nan(""));
   std::vector<T> wsb(static_cast<size_t>(workspace_size<T>(bwd, p, workers)));
   AttentionBackwardArgs<T> g{};
   g.q = a.q, g.k = a.k, g.v = a.v, g.out = out.data(), g.dout = dout.data(), g.lse = lse.data();
@@ -164,7 +170,8 @@ Expected run(const KernelEntry& fwd, const KernelEntry& bwd, const Problem& p, i
   g.workspace = wsb.data();
   g.workspace_size = static_cast<int64_t>(wsb.size());
   g.batch = a.batch, g.heads = a.heads, g.lq = a.lq, g.lk = a.lk, g.d = a.d;
-  for (int i = 0; i < 4; ++i) g.q_stride[i] = p.qs[i], g.k_stride[i] = p.ks[i], g.v_stride[i] = p.vs[i];
+  for (int i = 0; i < 4; ++i)
+    g.q_stride[i] = p.qs[i], g.k_stride[i] = p.ks[i], g.v_stride[i] = p.vs[i];
   g.scale = a.scale;
   g.causal = a.causal;
   bwd.get<AttentionBackwardArgs, T>()(g);
@@ -180,10 +187,10 @@ void check_all_variants(double tol) {
     int64_t b, h, lq, lk, d;
     bool causal, transposed;
   };
-  for (const Shape& s : {Shape{1, 1, 1, 1, 1, true, false}, Shape{2, 3, 37, 37, 3, true, true},
-                         Shape{1, 2, 5, 70, 8, false, false}, Shape{1, 2, 70, 5, 8, false, true},
-                         Shape{1, 1, 130, 130, 80, true, false},
-                         Shape{2, 1, 67, 129, 16, false, true}}) {
+  for (const Shape& s :
+       {Shape{1, 1, 1, 1, 1, true, false}, Shape{2, 3, 37, 37, 3, true, true},
+        Shape{1, 2, 5, 70, 8, false, false}, Shape{1, 2, 70, 5, 8, false, true},
+        Shape{1, 1, 130, 130, 80, true, false}, Shape{2, 1, 67, 129, 16, false, true}}) {
     const Problem p = make(s.b, s.h, s.lq, s.lk, s.d, s.causal, s.transposed);
     const Expected want = reference(p);
     for (const KernelEntry& e : fwd.entries()) {
@@ -239,7 +246,8 @@ TEST_CASE("attention kernels: the tiled workspace is linear in L, the naive one 
   const int64_t w1 = attention_tiled_workspace(1024, d, 1);
   CHECK(attention_tiled_workspace(2048, d, 1) - w1 == 1024);  // one value per query row
   CHECK(attention_tiled_workspace(1024, d, 2) == 2 * w1);
-  CHECK(attention_scores_workspace(1, 8, 2048, 2048) == 4 * attention_scores_workspace(1, 8, 1024, 1024));
+  CHECK(attention_scores_workspace(1, 8, 2048, 2048) ==
+        4 * attention_scores_workspace(1, 8, 1024, 1024));
 }
 
 }  // namespace

@@ -402,12 +402,17 @@ TEST_CASE("models: GPT-2 small forward on meta: [1, 1024] ids to [1, 1024, 50257
   Dims out;
   const Totals t = profile_forward(gpt, prism::zeros({1, 1024}, DType::i64), &out);
   CHECK(out == Dims{1, 1024, 50257});
-  // Matmul FLOPs per layer: qkv 2 T D 3D, scores 2 T T D, A v 2 T T D, proj 2 T D D, MLP 2 T D 4D
-  // twice = 24 T D^2 + 4 T^2 D; the head 2 T D V.
-  const int64_t T = 1024, D = 768, L = 12, V = 50257;
-  CHECK(t.flops_by_op.at("matmul") == L * (24 * T * D * D + 4 * T * T * D) + 2 * T * D * V);
-  CHECK(t.calls_by_op.at("matmul") == L * 6 + 1);
-  CHECK(t.calls_by_op.at("softmax") == L);
+  // Matmul FLOPs per layer: qkv 2 T D 3D, proj 2 T D D, the MLP's second Linear 2 T 4D D
+  // = 16 T D^2; the head 2 T D V. The MLP's first Linear and its GELU are one linear_gelu op
+  // (2 T D 4D + 9 per output), and q k^T, the softmax and A v one attention op (causal:
+  // T (T + 1) / 2 pairs per head, 4 d + 5 FLOPs each).
+  const int64_t T = 1024, D = 768, L = 12, V = 50257, H = 12, d = D / H;
+  CHECK(t.flops_by_op.at("matmul") == L * 16 * T * D * D + 2 * T * D * V);
+  CHECK(t.flops_by_op.at("linear_gelu") == L * (8 * T * D * D + 9 * T * 4 * D));
+  CHECK(t.flops_by_op.at("attention") == L * H * T * (T + 1) / 2 * (4 * d + 5));
+  CHECK(t.calls_by_op.at("matmul") == L * 3 + 1);
+  CHECK(t.calls_by_op.at("linear_gelu") == L);
+  CHECK(t.calls_by_op.at("attention") == L);
 }
 
 TEST_CASE("models: gpt-char maps [2, T] ids to [2, T, vocab] on cpu") {

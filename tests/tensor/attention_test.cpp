@@ -49,7 +49,8 @@ Tensor causal_mask(int64_t lq, int64_t lk, DType dt) {
 
 // The composed reference, built from existing ops only.
 Tensor scores(const Tensor& q, const Tensor& k, bool causal, double scale) {
-  Tensor s = matmul(q, k.transpose(-1, -2)) * (scale == 0 ? 1 / std::sqrt(double(q.size(-1))) : scale);
+  Tensor s =
+      matmul(q, k.transpose(-1, -2)) * (scale == 0 ? 1 / std::sqrt(double(q.size(-1))) : scale);
   return causal ? s + causal_mask(q.size(-2), k.size(-2), q.dtype()) : s;
 }
 Tensor chain(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, double scale = 0) {
@@ -63,8 +64,8 @@ struct Case {
 
 // Odd shapes: one token, a prime length, Lq != Lk, head sizes 1, 3 and 80, several tiles.
 const std::vector<Case> kCases = {
-    {1, 1, 1, 1, 4, false},   {1, 1, 1, 1, 4, true},    {2, 3, 37, 37, 3, true},
-    {2, 3, 37, 37, 3, false}, {1, 2, 5, 70, 8, false},  {1, 2, 70, 5, 8, false},
+    {1, 1, 1, 1, 4, false},    {1, 1, 1, 1, 4, true},    {2, 3, 37, 37, 3, true},
+    {2, 3, 37, 37, 3, false},  {1, 2, 5, 70, 8, false},  {1, 2, 70, 5, 8, false},
     {1, 2, 130, 130, 1, true}, {1, 1, 67, 67, 80, true}, {2, 1, 67, 131, 80, false},
 };
 
@@ -150,8 +151,8 @@ TEST_CASE("attention: gradcheck in float64, every variant, causal and not") {
     int64_t lq, lk, d;
     bool causal;
   };
-  for (const Small& s : {Small{3, 3, 2, true}, Small{3, 5, 2, false}, Small{4, 2, 3, false},
-                         Small{1, 1, 1, true}}) {
+  for (const Small& s :
+       {Small{3, 3, 2, true}, Small{3, 5, 2, false}, Small{4, 2, 3, false}, Small{1, 1, 1, true}}) {
     for (const char* variant : kVariants) {
       INFO(variant << " Lq" << s.lq << " Lk" << s.lk << " d" << s.d << (s.causal ? " causal" : ""));
       kernels::Use fwd("attention", variant);
@@ -161,9 +162,11 @@ TEST_CASE("attention: gradcheck in float64, every variant, causal and not") {
       Tensor k = randn({2, 2, s.lk, s.d}, DType::f64).set_requires_grad();
       Tensor v = randn({2, 2, s.lk, s.d}, DType::f64).set_requires_grad();
       const bool causal = s.causal;
-      CHECK_GRAD([causal](const std::vector<Tensor>& in) {
-        return attention(in[0], in[1], in[2], causal);
-      }, q, k, v);
+      CHECK_GRAD(
+          [causal](const std::vector<Tensor>& in) {
+            return attention(in[0], in[1], in[2], causal);
+          },
+          q, k, v);
     }
   }
 }
@@ -194,26 +197,38 @@ TEST_CASE("attention: gradients equal the chain's on tiles with ragged edges") {
 
 TEST_CASE("attention: a clear error for every bad input") {
   Tensor q = zeros({2, 3, 5, 4}), k = zeros({2, 3, 6, 4}), v = zeros({2, 3, 6, 4});
-  CHECK(contains(error_of([&] { attention(q, k, zeros({2, 3, 6, 5}), false); }),
+  CHECK(contains(error_of([&] {
+                   attention(q, k, zeros({2, 3, 6, 5}), false);
+                 }),
                  "same head size d"));
-  CHECK(contains(error_of([&] { attention(q, k, zeros({2, 3, 7, 4}), false); }),
+  CHECK(contains(error_of([&] {
+                   attention(q, k, zeros({2, 3, 7, 4}), false);
+                 }),
                  "same number of keys"));
-  CHECK(contains(error_of([&] { attention(q, zeros({2, 2, 6, 4}), v, false); }),
+  CHECK(contains(error_of([&] {
+                   attention(q, zeros({2, 2, 6, 4}), v, false);
+                 }),
                  "batch and head dims must match"));
   CHECK(contains(error_of([&] { attention(q, k, v, true); }),
                  "causal attention needs as many queries as keys (Lq == Lk), got q [2,3,5,4], "
                  "k [2,3,6,4]"));
   CHECK(contains(error_of([&] { attention(q, k.to(DType::f64), v, false); }), "dtypes differ"));
-  CHECK(contains(error_of([&] { attention(zeros({5, 4}), zeros({6, 4}), zeros({6, 4}), false); }),
-                 "must all be 4-D [B, H, L, d] or all 3-D"));
-  CHECK(contains(error_of([&] { attention(q, zeros({3, 6, 4}), zeros({3, 6, 4}), false); }),
-                 "must all be 4-D"));
   CHECK(contains(error_of([&] {
-                   attention(q, zeros({2, 3, 6, 4}, DType::i64), zeros({2, 3, 6, 4}, DType::i64),
-                             false);
+                   attention(zeros({5, 4}), zeros({6, 4}), zeros({6, 4}), false);
                  }),
-                 "needs a float32 or float64"));
-  CHECK(contains(error_of([&] { attention(q, zeros({2, 3, 0, 4}), zeros({2, 3, 0, 4}), false); }),
+                 "must all be 4-D [B, H, L, d] or all 3-D"));
+  CHECK(contains(error_of([&] {
+                   attention(q, zeros({3, 6, 4}), zeros({3, 6, 4}), false);
+                 }),
+                 "must all be 4-D"));
+  CHECK(contains(
+      error_of([&] {
+        attention(q, zeros({2, 3, 6, 4}, DType::i64), zeros({2, 3, 6, 4}, DType::i64), false);
+      }),
+      "needs a float32 or float64"));
+  CHECK(contains(error_of([&] {
+                   attention(q, zeros({2, 3, 0, 4}), zeros({2, 3, 0, 4}), false);
+                 }),
                  "at least one key"));
   CHECK(contains(error_of([&] { attention(q, k, v, false, std::nan("")); }), "scale"));
 }
@@ -244,8 +259,7 @@ TEST_CASE("attention: cost formula, forward and backward") {
         Cost{90 * 21, 90 * 8, (4 * 120 + 30) * 8});
   // Backward: 5 d MACs per pair + d per query row; 5 more FLOPs per pair.
   CHECK(costs::attention_backward({2, 3, 5, 4}, {2, 3, 7, 4}, false, 4) ==
-        Cost{2 * (210 * 20 + 30 * 4) + 5 * 210, 210 * 20 + 30 * 4,
-             (4 * 120 + 4 * 168 + 30) * 4});
+        Cost{2 * (210 * 20 + 30 * 4) + 5 * 210, 210 * 20 + 30 * 4, (4 * 120 + 4 * 168 + 30) * 4});
   // The size: B 1, H 8, L 1024, d 64 is 2.19 GFLOP forward, about half when causal.
   const Cost full = costs::attention({1, 8, 1024, 64}, {1, 8, 1024, 64}, false, 4);
   const Cost causal = costs::attention({1, 8, 1024, 64}, {1, 8, 1024, 64}, true, 4);

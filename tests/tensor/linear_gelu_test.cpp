@@ -45,8 +45,8 @@ struct Case {
 };
 
 const std::vector<Case> kCases = {
-    {{1, 1}, {1, 1}, true},        {{37, 29}, {41, 29}, true}, {{3, 50, 70}, {300, 70}, true},
-    {{29}, {7, 29}, true},         {{5, 13}, {11, 13}, false}, {{2, 1, 3, 5}, {2, 5}, true},
+    {{1, 1}, {1, 1}, true},      {{37, 29}, {41, 29}, true}, {{3, 50, 70}, {300, 70}, true},
+    {{29}, {7, 29}, true},       {{5, 13}, {11, 13}, false}, {{2, 1, 3, 5}, {2, 5}, true},
     {{130, 8}, {513, 8}, false},
 };
 
@@ -71,8 +71,8 @@ TEST_CASE("linear_gelu: every variant equals the matmul-add-gelu chain") {
 
 TEST_CASE("linear_gelu: strided inputs") {
   manual_seed(2);
-  Tensor x = randn({29, 37}, DType::f64).t();           // [37, 29], column stride 37
-  Tensor w = randn({29, 41}, DType::f64).t();           // [41, 29]: a transposed weight
+  Tensor x = randn({29, 37}, DType::f64).t();                    // [37, 29], column stride 37
+  Tensor w = randn({29, 41}, DType::f64).t();                    // [41, 29]: a transposed weight
   Tensor x3 = randn({4, 6, 29}, DType::f64).permute({1, 0, 2});  // leading dims do not merge
   Tensor b = randn({82}, DType::f64).slice(0, 0, 82, 2);         // stride-2 bias
   for (const char* variant : kVariants) {
@@ -91,13 +91,13 @@ TEST_CASE("linear_gelu: gradcheck in float64, with and without bias") {
     Tensor x = randn({2, 3, 4}, DType::f64).set_requires_grad();
     Tensor w = randn({5, 4}, DType::f64).set_requires_grad();
     Tensor b = randn({5}, DType::f64).set_requires_grad();
-    CHECK_GRAD([](const std::vector<Tensor>& in) { return linear_gelu(in[0], in[1], in[2]); }, x,
-               w, b);
-    CHECK_GRAD([](const std::vector<Tensor>& in) { return linear_gelu(in[0], in[1], Tensor()); },
-               x, w);
+    CHECK_GRAD([](const std::vector<Tensor>& in) { return linear_gelu(in[0], in[1], in[2]); }, x, w,
+               b);
+    CHECK_GRAD([](const std::vector<Tensor>& in) { return linear_gelu(in[0], in[1], Tensor()); }, x,
+               w);
     Tensor v = randn({4}, DType::f64).set_requires_grad();
-    CHECK_GRAD([](const std::vector<Tensor>& in) { return linear_gelu(in[0], in[1], in[2]); }, v,
-               w, b);
+    CHECK_GRAD([](const std::vector<Tensor>& in) { return linear_gelu(in[0], in[1], in[2]); }, v, w,
+               b);
   }
 }
 
@@ -125,7 +125,8 @@ TEST_CASE("linear_gelu: gradients equal the chain's") {
 std::pair<int64_t, int64_t> allocs_of(const profiler::Profile& p, const char* op) {
   int64_t n = 0, bytes = 0;
   for (const auto& r : p.recording.records) {
-    if (r.kind == profiler::Kind::op && std::string(r.op) == op) n += r.allocs, bytes += r.alloc_bytes;
+    if (r.kind == profiler::Kind::op && std::string(r.op) == op)
+      n += r.allocs, bytes += r.alloc_bytes;
   }
   return {n, bytes};
 }
@@ -138,8 +139,8 @@ TEST_CASE("linear_gelu: one output buffer where the chain allocates three") {
     profiler::Session chain_session;
     chain(x, w, b);
     const profiler::Profile& pc = chain_session.stop();
-    const int64_t chain_allocs = allocs_of(pc, "matmul").first + allocs_of(pc, "add").first +
-                                 allocs_of(pc, "gelu").first;
+    const int64_t chain_allocs =
+        allocs_of(pc, "matmul").first + allocs_of(pc, "add").first + allocs_of(pc, "gelu").first;
     CHECK(chain_allocs == 3);
     CHECK(allocs_of(pc, "matmul").second + allocs_of(pc, "add").second +
               allocs_of(pc, "gelu").second ==
@@ -186,7 +187,8 @@ TEST_CASE("linear_gelu: cost formula, and the profile records it") {
   const profiler::Profile& p = s.stop();
   std::vector<std::string> grads;
   for (const auto& r : p.recording.records) {
-    if (std::string(r.op) == "linear_gelu") CHECK(r.cost == costs::linear_gelu(6, 5, 7, true, true, 4));
+    if (std::string(r.op) == "linear_gelu")
+      CHECK(r.cost == costs::linear_gelu(6, 5, 7, true, true, 4));
     if (r.phase == profiler::Phase::backward && r.kind == profiler::Kind::op)
       grads.push_back(std::string(r.op) + " " + r.grad_of);
   }
@@ -198,17 +200,25 @@ TEST_CASE("linear_gelu: cost formula, and the profile records it") {
 
 TEST_CASE("linear_gelu: a clear error for every bad input") {
   Tensor x = zeros({4, 5}), w = zeros({7, 5}), b = zeros({7});
-  CHECK(contains(error_of([&] { linear_gelu(zeros({4, 6}), w, b); }),
+  CHECK(contains(error_of([&] {
+                   linear_gelu(zeros({4, 6}), w, b);
+                 }),
                  "linear_gelu: input [4,6] must end in 5 features (weight [7,5])"));
-  CHECK(contains(error_of([&] { linear_gelu(x, zeros({7, 5, 1}), b); }),
+  CHECK(contains(error_of([&] {
+                   linear_gelu(x, zeros({7, 5, 1}), b);
+                 }),
                  "weight must be 2-D [out, in]"));
   CHECK(contains(error_of([&] { linear_gelu(x, w, zeros({6})); }), "bias must be 1-D [7]"));
   CHECK(contains(error_of([&] { linear_gelu(x, w.to(DType::f64), b); }), "dtypes differ"));
   CHECK(contains(error_of([&] { linear_gelu(x, w, b.to(DType::f64)); }), "dtypes differ"));
-  CHECK(contains(error_of([&] { linear_gelu(zeros({4, 5}, DType::i64), w, b); }),
+  CHECK(contains(error_of([&] {
+                   linear_gelu(zeros({4, 5}, DType::i64), w, b);
+                 }),
                  "needs a float32 or float64"));
   CHECK(contains(error_of([&] { linear_gelu(scalar(1), w, b); }), "must end in 5 features"));
-  CHECK(contains(error_of([&] { linear_gelu(zeros({4, 0}), zeros({7, 0}), b); }),
+  CHECK(contains(error_of([&] {
+                   linear_gelu(zeros({4, 0}), zeros({7, 0}), b);
+                 }),
                  "has no features"));
 }
 
