@@ -18,16 +18,11 @@
 //       --benchmark_report_aggregates_only=true                          (one command line)
 //   PRISM_BENCH_WALL_TIME=1 OMP_NUM_THREADS=2 ./prism_bench_matmul ...   (2 threads: wall time,
 //       since the counters otherwise use the main thread's CPU time, bench/bench_common.h)
-//   PRISM_BENCH_PROCESS_CPU=1 OMP_NUM_THREADS=2 ./prism_bench_matmul ... (2 threads on a busy
-//       machine: the counters use the CPU time of all the process's threads, so FLOPs=...G/s
-//       is per core-second; times the thread count it is what that many cores of their own
-//       would do. Time a thread spends spinning at the join counts, time it waits descheduled
-//       does not.)
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -157,13 +152,6 @@ void mlp_shapes(benchmark::internal::Benchmark* b) {
   for (int64_t i = 0; i < int64_t(std::size(kMlpShapes)); ++i) b->Arg(i);
 }
 
-// bench_common.h's configure, plus PRISM_BENCH_PROCESS_CPU=1 (see the top of this file).
-void configure(benchmark::internal::Benchmark* b) {
-  prism::bench::configure(b);
-  const char* process = std::getenv("PRISM_BENCH_PROCESS_CPU");
-  if (process && process[0] != '\0' && process[0] != '0') b->MeasureProcessCPUTime();
-}
-
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_MatmulSquare, naive, "naive")
@@ -171,7 +159,7 @@ BENCHMARK_CAPTURE(BM_MatmulSquare, naive, "naive")
     ->Arg(256)
     ->Arg(512)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulSquare, reordered, "reordered")
     ->ArgName("n")
     ->Arg(256)
@@ -179,7 +167,7 @@ BENCHMARK_CAPTURE(BM_MatmulSquare, reordered, "reordered")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulSquare, blocked, "blocked")
     ->ArgName("n")
     ->Arg(256)
@@ -187,7 +175,7 @@ BENCHMARK_CAPTURE(BM_MatmulSquare, blocked, "blocked")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulSquare, reference, "reference")
     ->ArgName("n")
     ->Arg(256)
@@ -195,7 +183,7 @@ BENCHMARK_CAPTURE(BM_MatmulSquare, reference, "reference")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulSquare, optimized, "optimized")
     ->ArgName("n")
     ->Arg(256)
@@ -203,64 +191,64 @@ BENCHMARK_CAPTURE(BM_MatmulSquare, optimized, "optimized")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 
 BENCHMARK_CAPTURE(BM_MatmulAT, reference, "reference")
     ->ArgName("n")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulAT, optimized, "optimized")
     ->ArgName("n")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulBT, reference, "reference")
     ->ArgName("n")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulBT, optimized, "optimized")
     ->ArgName("n")
     ->Arg(1024)
     ->Arg(2048)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 // The ladder's middle rungs on transposed operands: reordered and blocked stream B's rows, so a
 // transposed B (A @ B^T) is their worst case.
 BENCHMARK_CAPTURE(BM_MatmulBT, reordered, "reordered")
     ->ArgName("n")
     ->Arg(1024)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulBT, blocked, "blocked")
     ->ArgName("n")
     ->Arg(1024)
     ->Unit(benchmark::kMillisecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 
 BENCHMARK_CAPTURE(BM_MatmulMLP, naive, "naive")
     ->Apply(mlp_shapes)
     ->Unit(benchmark::kMicrosecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulMLP, reordered, "reordered")
     ->Apply(mlp_shapes)
     ->Unit(benchmark::kMicrosecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulMLP, blocked, "blocked")
     ->Apply(mlp_shapes)
     ->Unit(benchmark::kMicrosecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulMLP, reference, "reference")
     ->Apply(mlp_shapes)
     ->Unit(benchmark::kMicrosecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_MatmulMLP, optimized, "optimized")
     ->Apply(mlp_shapes)
     ->Unit(benchmark::kMicrosecond)
-    ->Apply(configure);
+    ->Apply(prism::bench::configure);
 
 BENCHMARK_MAIN();

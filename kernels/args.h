@@ -347,9 +347,9 @@ constexpr int64_t kAttentionBlock = 128;
 inline int64_t attention_scores_workspace(int64_t batch, int64_t heads, int64_t lq, int64_t lk) {
   return batch * heads * lq * lk;
 }
-// Per worker thread of a tiled variant: q, k, v and dout tiles (4 B d), the score tile and its
-// gradient (2 B^2), the running max and sum (2 B), and one value per query row (backward's
-// D_i): O(B^2 + B d + L), linear in the sequence length. A kernel runs on at most
+// Per worker thread of a tiled variant: q, k, v tiles and the output accumulator (4 B d), the
+// score tile and its gradient (2 B^2), the running max and sum (2 B), and one value per query
+// row (backward's D_i): O(B^2 + B d + L), linear in the sequence length. A kernel runs on at most
 // workspace_size / attention_tiled_workspace(lq, d, 1) threads.
 inline int64_t attention_tiled_workspace(int64_t lq, int64_t d, int64_t workers) {
   const int64_t b = kAttentionBlock;

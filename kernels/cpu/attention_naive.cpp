@@ -20,8 +20,8 @@
 // Cost: forward 4 lq lk d FLOPs for the two products + 5 lq lk for the softmax per head
 // (causal: about half of each, the pairs j <= i); backward 10 lq lk d + 5 lq lk.
 // Measured (AMD EPYC Zen 4 VM, 1 thread, float32, B = 1, H = 8, L = 1024, d = 64): forward
-// 112 ms (19 GFLOP/s), backward 256 ms; the dot products are plain scalar loops (a float sum
-// cannot be reordered into SIMD lanes without -ffast-math). docs/PERFORMANCE.md has the table.
+// 313 ms (7.0 GFLOP/s), backward 615 ms (8.8 GFLOP/s); the dot products are scalar chains (a
+// float sum cannot be reordered into SIMD lanes without -ffast-math). docs/PERFORMANCE.md.
 #include <cmath>
 #include <limits>
 

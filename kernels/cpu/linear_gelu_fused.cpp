@@ -1,19 +1,22 @@
 // linear_gelu, fused variant: the bias and the GELU applied to each block of the product while
 // it is still in cache.
 //
-// Idea: cut the output [rows, out] into tiles of kTileRows x kTileCols (64 x 256: 64 KB in
-// float32, well inside the 1 MB L2). For each tile, Eigen computes the block of x w^T into its
+// Idea: cut the output [rows, out] into tiles of kTileRows x kTileCols (256 x 256: 256 KB in
+// float32, inside the 1 MB L2). For each tile, Eigen computes the block of x w^T into its
 // place in the output, and the same thread immediately runs z = block + b, y = gelu(z) over
-// it: the block goes from the GEMM's registers to L2 to the GELU and out to memory once,
-// instead of being written by the GEMM and then read and written again by two more passes.
-// Tiles are independent, so large products spread them over OpenMP threads (each tile's GEMM
-// single-threaded). The price: Eigen packs the weight block again for every row block of 64
-// (about 1/64 more copying than one large GEMM).
+// it: the block goes from the GEMM to L2 to the GELU and out to memory once, instead of being
+// written by the GEMM and then read and written again by two more passes. Tiles are
+// independent, so large products spread them over OpenMP threads (each tile's GEMM
+// single-threaded), and the GELU runs in parallel with them. The price: Eigen packs each block
+// of x and w once per tile instead of once per panel of one large GEMM (256 x 256 tiles keep
+// the cost small: 278-291 ms for the tiled GEMM against 250-274 ms for one, measured apart).
 // In grad mode the tile goes to z (pre-activation, kept for backward) and y = gelu(z) is
 // written beside it: two output buffers; without grad only y.
 // Cost: the same as unfused: 2 rows out in FLOPs + 9 per output element.
-// Measured (AMD EPYC Zen 4 VM, 1 thread, float32, [4096 x 768] x [3072 x 768]): 290 ms
-// (67 GFLOP/s), 1.16x the unfused variant; docs/PERFORMANCE.md.
+// Measured (AMD EPYC Zen 4 VM, float32, [4096 x 768] x [3072 x 768]): 1 thread 507 ms
+// (38 GFLOP/s), 3 % slower than unfused: the saved passes are worth about 5 ms because the
+// GELU is bound by glibc's scalar tanhf (about 200 ms here), not by memory; 2 threads 251 ms,
+// 2.1x unfused at 2 threads, whose bias and GELU passes run on one thread. docs/PERFORMANCE.md.
 #include <omp.h>
 
 #include <algorithm>
@@ -66,7 +69,7 @@ void linear_gelu_fused(const LinearGeluArgs<T>& a) {
 void register_linear_gelu_fused(Registry& r) {
   r.op("linear_gelu", Device::cpu)
       .add<LinearGeluArgs>("fused", VariantTag::fused,
-                           "64x256 output tiles: GEMM, bias and GELU while the tile is in L2",
+                           "256x256 output tiles: GEMM, bias and GELU while the tile is in L2",
                            &linear_gelu_fused<float>, &linear_gelu_fused<double>);
 }
 

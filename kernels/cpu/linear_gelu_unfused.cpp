@@ -11,8 +11,9 @@
 // It already saves the chain's two intermediate allocations (the tensor-level chain makes three
 // buffers, this op one).
 // Cost: 2 rows out in FLOPs for the GEMM + 1 (bias) + 8 (GELU, tanh counted as 1) per output.
-// Measured (AMD EPYC Zen 4 VM, 1 thread, float32, [4096 x 768] x [3072 x 768]): 337 ms
-// (57 GFLOP/s), of which the two passes take about 60 ms; docs/PERFORMANCE.md.
+// Measured (AMD EPYC Zen 4 VM, 1 thread, float32, [4096 x 768] x [3072 x 768]): 491 ms
+// (39.8 GFLOP/s): the GEMM about 260 ms, the bias pass 3-5 ms, the GELU pass about 200 ms
+// (scalar tanhf, compute-bound); docs/PERFORMANCE.md.
 #include "kernels/cpu/eigen_threads.h"
 #include "kernels/cpu/elementwise_math.h"
 #include "kernels/cpu/kernel_list.h"

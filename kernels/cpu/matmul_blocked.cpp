@@ -32,8 +32,8 @@
 //
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C.
 // Measured (2-core Zen 4, 1 thread, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"):
-// 31.3 GFLOP/s at n = 256, 29.6 at n = 1024 and 28.4 at n = 2048, where the unblocked reordered
-// loop falls to 12.6; A @ B^T: 35.5 at n = 1024.
+// 31.5 GFLOP/s at n = 256, 29.5 at n = 1024 and 29.1 at n = 2048, where the unblocked reordered
+// loop falls to 16.9; A @ B^T: 35.5 at n = 1024.
 #include <algorithm>
 #include <vector>
 

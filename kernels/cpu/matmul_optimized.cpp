@@ -52,10 +52,12 @@
 //
 // Cost: 2 m n k FLOPs per batch; packing m k (n / NC) + k n (m-blocks per thread) copies.
 // Measured (2-core Zen 4, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"), 1 thread:
-// 104.6 GFLOP/s at n = 256, 104.7 at n = 1024, 106.2 at n = 2048 (91% of the 117 GFLOP/s FMA
-// peak of `prism machine`), against 86.1 / 81.1 / 81.9 for Eigen; the transposed forms A^T @ B
-// and A @ B^T the same to 1%; the products of a 784-256-10 MLP step 1.11-1.27x Eigen, except
-// h[128,256] @ W2^T (n = 10): 57.1 against Eigen's 59.6.
+// 107.4 GFLOP/s at n = 256, 106.9 at n = 1024, 107.7 at n = 2048 (92% of the 117 GFLOP/s FMA
+// peak of `prism machine`), against 85.8 / 80.9 / 82.2 for Eigen; A^T @ B and A @ B^T within 3%
+// of that; the six products of a 784-256-10 MLP step 1.10-1.26x Eigen. 2 threads: up to about
+// 200 GFLOP/s at n = 1024-2048 when both cores are free, but this shared machine rarely has a
+// free core, and OpenMP's spinning at the join then costs a scheduler slice (milliseconds) per
+// call: see "2 threads" in that section.
 #include <omp.h>
 
 #include <algorithm>
@@ -99,8 +101,9 @@ class PackBuffer {
   T* get(int64_t count) {
     if (count > capacity_) {
       const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
-      data_.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
-      if (!data_) throw std::bad_alloc();
+      T* grown = static_cast<T*>(std::aligned_alloc(64, bytes));
+      if (!grown) throw std::bad_alloc();  // the old buffer and capacity stay valid
+      data_.reset(grown);
       capacity_ = count;
     }
     return data_.get();
@@ -158,7 +161,8 @@ void gemm_block(const Problem<T>& p) {
   Blocking blk = kBlocking<T>;
   // k in equal blocks (784 = 392 + 392 rather than 512 + 272): the same number of passes over C,
   // each as long as the others.
-  blk.kc = (p.k + (p.k + blk.kc - 1) / blk.kc - 1) / ((p.k + blk.kc - 1) / blk.kc);
+  const int64_t k_blocks = (p.k + blk.kc - 1) / blk.kc;
+  blk.kc = (p.k + k_blocks - 1) / k_blocks;
   ThreadBuffers<T>& buf = thread_buffers<T>();
   T* bpack = buf.b.get(round_up(std::min(p.n, blk.nc), NR) * std::min(p.k, blk.kc));
   T* apack = buf.a.get(round_up(std::min(p.m, blk.mc), MR) * std::min(p.k, blk.kc));
@@ -203,9 +207,10 @@ struct Grid {
   int tm = 1, tn = 1;
 };
 
-// The grid for `threads` threads that minimises one thread's work: its (padded) tile area plus
-// the packing it repeats, weighted as a copy costing about as much as 32 multiply-adds (one
-// element copied per cycle against one 16-lane FMA on each of two units).
+// The grid for `threads` threads that minimises one thread's work per step of k: its (padded)
+// tile area in multiply-adds, plus its packing of rows + cols elements, each copy weighted as 8
+// multiply-adds (packing moves about 2 elements per cycle, the microkernel does 16 multiply-adds
+// per cycle).
 Grid choose_grid(int threads, int64_t units_m, int64_t units_n, int64_t mr, int64_t nr) {
   Grid best;
   double best_cost = 0;
@@ -214,7 +219,7 @@ Grid choose_grid(int threads, int64_t units_m, int64_t units_n, int64_t mr, int6
       if (tm > units_m || tn > units_n) continue;
       const double rows = static_cast<double>((units_m + tm - 1) / tm * mr);
       const double cols = static_cast<double>((units_n + tn - 1) / tn * nr);
-      const double cost = rows * cols + 32 * (rows + cols);
+      const double cost = rows * cols + 8 * (rows + cols);
       if (best_cost == 0 || cost < best_cost) {
         best_cost = cost;
         best = {tm, tn};

@@ -27,9 +27,9 @@
 //
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C (B is re-read m times from the caches).
 // Measured (2-core Zen 4, 1 thread, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"):
-// 30.5 GFLOP/s at n = 256, 29.0 at n = 1024, 12.6 at n = 2048 (B, 16 MiB, no longer stays in
+// 30.7 GFLOP/s at n = 256, 30.6 at n = 1024, 16.9 at n = 2048 (B, 16 MiB, no longer stays in
 // the caches between rows of C), against 2.5 and 1.1 for the naive loop at n = 256 and 512;
-// A @ B^T in the dot-product order: 35.9 at n = 1024.
+// A @ B^T in the dot-product order: 36.7 at n = 1024.
 #include <algorithm>
 #include <vector>
 
