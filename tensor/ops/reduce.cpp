@@ -98,6 +98,16 @@ Tensor reduce_forward(OpHandle& op, const Tensor& x, const Plan& p, bool keepdim
     *indices = detail::empty_like_shape(shape, DType::i64, x.device());
     idx = indices->data<int64_t>();
   }
+  if (x.numel() == 0) {
+    // Only sum gets here with no elements (mean, max and argmax refuse empty input first): an
+    // empty sum is 0, as in NumPy. Kernels are never handed zero-length rows (Eigen's strided
+    // maps of them crashed).
+    if (out.defined() && out.numel() > 0 && x.device() == Device::cpu) {
+      if (out.dtype() == DType::f32) std::fill_n(out.data<float>(), out.numel(), 0.0f);
+      else std::fill_n(out.data<double>(), out.numel(), 0.0);
+    }
+    return out;
+  }
   if (x.dtype() == DType::f32) run_reduce<float>(k, p, out, idx);
   else run_reduce<double>(k, p, out, idx);
   return out;

@@ -270,3 +270,11 @@ TEST_CASE("a float32 sum of many elements stays accurate") {
 
 }  // namespace
 }  // namespace prism
+
+TEST_CASE("sum of an empty tensor is zero, over all dims or some") {
+  prism::Tensor x = prism::zeros({1, 2, 0, 4});
+  CHECK(prism::sum(x).item() == 0.0);
+  prism::Tensor s = prism::sum(x, {2});
+  CHECK(s.shape() == prism::Dims{1, 2, 4});
+  for (int64_t i = 0; i < s.numel(); ++i) CHECK(s.data<float>()[i] == 0.0f);
+}
