@@ -19,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/train_data.h"
+#include "kernels/gpu_runtime.h"
 #include "nn/data/loader.h"
 #include "nn/loss.h"
 #include "nn/models/gpt.h"
@@ -73,10 +74,12 @@ struct StepResult {
   int64_t count = 0;
 };
 
-StepResult forward_batch(nn::Module& model, const nn::data::Batch& b, Task task, bool count) {
+StepResult forward_batch(nn::Module& model, const nn::data::Batch& b, Task task, bool count,
+                         Device device) {
   StepResult r;
-  Tensor logits = model(b.input);
-  Tensor labels = b.target;
+  // Batches are made on the cpu; on the GPU the copy is part of the step (to_cuda records).
+  Tensor logits = model(b.input.to(device));
+  Tensor labels = b.target.to(device);
   if (task == Task::next_char) {
     const int64_t v = logits.size(-1);
     logits = logits.reshape({-1, v});
@@ -101,7 +104,7 @@ struct Evaluation {
 
 // Mean loss and accuracy over the held-out set (at most `max_batches` batches), eval mode.
 Evaluation evaluate(nn::Module& model, const nn::data::Dataset& data, Task task, int64_t batch,
-                    int64_t max_batches) {
+                    int64_t max_batches, Device device) {
   NoGrad no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -110,7 +113,7 @@ Evaluation evaluate(nn::Module& model, const nn::data::Dataset& data, Task task,
   double loss_sum = 0;
   int64_t correct = 0, batches = 0;
   for (auto& b : loader) {
-    StepResult r = forward_batch(model, b, task, true);
+    StepResult r = forward_batch(model, b, task, true, device);
     loss_sum += r.loss.item<double>() * static_cast<double>(r.count);
     correct += r.correct;
     e.examples += r.count;
@@ -151,6 +154,7 @@ int run_train(const TrainOptions& o) {
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint");
 
+  const Device device = device_from_flag(o.device);  // cuda without a GPU: a clear error here
   manual_seed(o.seed);
   const Defaults def = defaults_for(o.model);
   const int64_t batch = o.batch > 0 ? o.batch : def.batch;
@@ -186,6 +190,7 @@ int run_train(const TrainOptions& o) {
   }
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, mo);
   if (!o.load_path.empty()) nn::load_safetensors(*model, o.load_path);
+  model->to(device);  // before the optimizer, whose state is made beside each parameter
   auto opt = make_optimizer(opt_name, model->parameters(), lr);
 
   const int64_t per_epoch = std::max<int64_t>(1, data.train->size() / batch);
@@ -225,11 +230,14 @@ int run_train(const TrainOptions& o) {
     std::optional<nn::data::Batch> b = loader.next();
     if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
     const int64_t t0 = profiler::now_ns();
-    StepResult r = forward_batch(*model, *b, data.task, true);
+    StepResult r = forward_batch(*model, *b, data.task, true, device);
     r.loss.backward();
     opt->step();
     opt->zero_grad();
     if (schedule) schedule->step();
+    // GPU work is queued, not done, when the host gets here: wait, so the step time is the
+    // device's too.
+    if (device == Device::cuda) kernels::gpu::synchronize();
     step_ms.push_back(static_cast<double>(profiler::now_ns() - t0) / 1e6);
     if (session && step + 1 == window_end) profile = session->stop(), session.reset();
 
@@ -259,7 +267,7 @@ int run_train(const TrainOptions& o) {
   // of the same text make the full set mostly repetition).
   const int64_t eval_batches =
       data.task == Task::next_char ? std::min<int64_t>(o.eval_batches, 50) : o.eval_batches;
-  const Evaluation ev = evaluate(*model, *data.test, data.task, batch, eval_batches);
+  const Evaluation ev = evaluate(*model, *data.test, data.task, batch, eval_batches, device);
   const double med = median(step_ms);
   const double lo = step_ms.empty() ? 0 : *std::min_element(step_ms.begin(), step_ms.end());
   const double hi = step_ms.empty() ? 0 : *std::max_element(step_ms.begin(), step_ms.end());
@@ -271,6 +279,7 @@ int run_train(const TrainOptions& o) {
         "%.4f)\n",
         ev.loss, static_cast<long long>(ev.examples), data.unigram_entropy_nats);
     if (auto* gpt = dynamic_cast<nn::GPT*>(model.get())) {
+      model->to(Device::cpu);  // sampling runs token by token on the host
       const std::vector<int64_t> prompt = data.text->encode("\n");
       const std::vector<int64_t> out = gpt->generate(prompt, 200, 0.8, 0, o.seed);
       std::printf("sample:\n%s\n", data.text->decode(out).c_str());
@@ -281,6 +290,7 @@ int run_train(const TrainOptions& o) {
   }
 
   if (!o.save_path.empty()) {
+    model->to(Device::cpu);  // the file is written from host memory
     nn::save_safetensors(*model, o.save_path);
     std::printf("saved weights to %s\n", o.save_path.c_str());
   }
@@ -306,6 +316,7 @@ int run_train(const TrainOptions& o) {
         {"data", data.name},
         {"batch", batch},
         {"threads", max_threads()},
+        {"device", device_name(device)},
         {"optimizer", opt_name},
         {"lr", lr},
         {"schedule", o.schedule},

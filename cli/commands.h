@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/types.h"
+
 namespace prism::cli {
 
 // A bad value that only the command itself can judge (an unknown kernel variant, a bad
@@ -49,6 +51,7 @@ struct TrainOptions {
   std::string schedule = "cosine";  // cosine (to lr/100 over the run) | none
   int64_t block_size = 0;           // transformers: context length (default 64)
   int threads = 0;
+  std::string device = "cpu";  // cpu | cuda
   uint64_t seed = 42;
   std::vector<std::string> kernels;
   bool profile = false;
@@ -113,6 +116,11 @@ std::string kernel_summary();
 // ---- output files (output_check.cpp) ---------------------------------------------------------
 // Throws an Error naming `what` ("trace") and the reason if `path` cannot be written.
 void check_writable(const std::string& path, const char* what);
+
+// ---- devices (threads.cpp) -------------------------------------------------------------------
+// "cpu" or "cuda" (what --device accepts) as a Device. cuda on a machine without a usable GPU
+// is an Error that says why (a driver missing, no device, a build without CUDA).
+Device device_from_flag(const std::string& name);
 
 // ---- threads (threads.cpp) -------------------------------------------------------------------
 // PRISM_THREADS as a thread count; 0 when unset. A value that is not a positive integer is a

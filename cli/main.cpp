@@ -121,6 +121,9 @@ void add_train_options(CLI::App& cmd, prism::cli::TrainOptions& o) {
       ->check(whole_number(1, 1'000'000));
   cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
       ->check(whole_number(1, 1024));
+  cmd.add_option("--device", o.device, "where the model trains: cpu, or cuda (needs a GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed for data order and initial weights")
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")

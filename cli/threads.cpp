@@ -1,5 +1,5 @@
 // Thread count: `--threads N` beats PRISM_THREADS, which beats the OpenMP default
-// (OMP_NUM_THREADS, else one thread per core).
+// (OMP_NUM_THREADS, else one thread per core). And the --device flag.
 #include <cstdlib>
 #include <string>
 
@@ -8,6 +8,7 @@
 #endif
 
 #include "cli/commands.h"
+#include "kernels/gpu_runtime.h"
 
 namespace prism::cli {
 
@@ -42,6 +43,15 @@ int max_threads() {
 #else
   return 1;
 #endif
+}
+
+Device device_from_flag(const std::string& name) {
+  if (name == "cpu") return Device::cpu;
+  if (name == "cuda") {
+    kernels::gpu::require("--device cuda");
+    return Device::cuda;
+  }
+  throw UsageError("--device: expected cpu or cuda, got '" + name + "'");
 }
 
 }  // namespace prism::cli

@@ -13,15 +13,17 @@ if(PRISM_CUDA)
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # Hopper (H100/H200) as real code, plus PTX that newer GPUs can JIT-compile.
-      set(CMAKE_CUDA_ARCHITECTURES 90)
-    endif()
+    # Hopper (H100/H200) machine code plus compute_90 PTX, which newer GPUs JIT-compile. Set
+    # before enable_language, which would otherwise pick the compiler's own default; override
+    # with -DPRISM_CUDA_ARCHITECTURES=80 (A100), 89 (L4, RTX 40xx), ...
+    set(PRISM_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures to compile for")
+    set(CMAKE_CUDA_ARCHITECTURES ${PRISM_CUDA_ARCHITECTURES})
     enable_language(CUDA)
     find_package(CUDAToolkit)
     if(CUDAToolkit_FOUND)
       set(PRISM_HAS_CUDA ON)
-      set(CMAKE_CUDA_STANDARD 20)
+      # C++17: CMake 3.25 does not know how to ask nvcc 13 for C++20; the kernels need no more.
+      set(CMAKE_CUDA_STANDARD 17)
       message(STATUS "prism: CUDA backend ON (${CMAKE_CUDA_COMPILER}, arch ${CMAKE_CUDA_ARCHITECTURES})")
     endif()
   endif()

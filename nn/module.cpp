@@ -181,6 +181,23 @@ void Module::to(DType dtype) {
   for (const Tensor& b : buffers()) convert(b);
 }
 
+void Module::to(Device device) {
+  NoGrad no_grad;
+  auto move = [&](const Tensor& t) {
+    if (t.device() == device) return;
+    Tensor moved = t.detach().to(device);
+    moved.storage()->set_role(t.storage()->role());
+    TensorImpl& impl = t.impl();
+    impl.storage = moved.storage();
+    impl.shape = moved.shape();
+    impl.strides = moved.strides();
+    impl.offset = moved.offset();
+    impl.grad.reset();
+  };
+  for (const Tensor& p : parameters()) move(p);
+  for (const Tensor& b : buffers()) move(b);
+}
+
 void Module::walk_impl(
     const std::string& path, int depth,
     const std::function<void(const std::string&, const Module&, int)>& visit) const {

@@ -92,6 +92,9 @@ class Module {
   // dtype. Used to run gradient checks in float64 on a layer built in float32. Call it before
   // creating an optimizer's state; gradients are dropped. Integer buffers are left alone.
   void to(DType dtype);
+  // Moves every parameter and buffer to `device` in place, the same way (handles unchanged,
+  // gradients dropped): model.to(Device::cuda) before creating the optimizer.
+  void to(Device device);
 
   // ---- summaries ----------------------------------------------------------------------------
   // One line per module, indented by depth: name, type, configuration and parameter count

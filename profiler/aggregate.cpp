@@ -75,6 +75,7 @@ std::vector<OpRow> aggregate_ops(const Profile& p) {
     row.calls += 1;
     row.total_ns += r.dur_ns;
     row.self_ns += self[i];
+    if (r.gpu_ns >= 0) row.gpu_ns = std::max<int64_t>(row.gpu_ns, 0) + r.gpu_ns;
     row.cost += r.cost;
     row.allocs += r.allocs;
     row.alloc_bytes += r.alloc_bytes;

@@ -19,6 +19,8 @@ struct OpRow {
   int64_t calls = 0;
   int64_t total_ns = 0;  // inclusive time
   int64_t self_ns = 0;   // minus the time of op records nested inside
+  // GPU ops: device time summed over the calls that have it (CUDA events); -1 when none does.
+  int64_t gpu_ns = -1;
   Cost cost;             // summed over calls
   int64_t allocs = 0;
   int64_t alloc_bytes = 0;

@@ -44,7 +44,12 @@ struct OpRecord {
   int32_t depth = 0;    // nesting depth (0 = outermost)
   int32_t tid = 0;      // small thread number, 0 = the first thread that recorded
   int64_t start_ns = 0;
-  int64_t dur_ns = 0;
+  int64_t dur_ns = 0;  // host time: for a GPU op, queueing the work, not doing it
+  // GPU ops: the time the device spent between the op's two CUDA events, and when it started
+  // on the session clock (aligned at the session's first GPU op); -1 for host-only records.
+  int64_t gpu_start_ns = -1;
+  int64_t gpu_ns = -1;
+  int32_t gpu_slot = -1;  // the GPU timer slot, until the session resolves it
   Cost cost;
   int64_t allocs = 0;  // storage allocations made while the op was open
   int64_t alloc_bytes = 0;

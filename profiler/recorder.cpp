@@ -243,6 +243,42 @@ void record_memory_sample(int device, int64_t live_bytes) {
   b.memory.push_back(MemSample{now_ns(), live_bytes, device, b.tid});
 }
 
+namespace {
+std::atomic<const GpuTimerHooks*> g_gpu_hooks{nullptr};
+
+// Turns GPU timer slots into times. The GPU clock starts at the reference event recorded just
+// before the first GPU op's start event, so that op's host start time is the GPU origin on the
+// session clock (exact when the device was idle then; otherwise GPU spans are drawn early by
+// however long the queue ahead of it took).
+void resolve_gpu_times(std::vector<OpRecord>& records) {
+  const GpuTimerHooks* hooks = g_gpu_hooks.load();
+  if (!hooks) return;
+  int64_t origin = -1;
+  for (const OpRecord& r : records) {
+    if (r.gpu_slot == 0) origin = r.start_ns;
+  }
+  for (OpRecord& r : records) {
+    if (r.gpu_slot < 0) continue;
+    int64_t start = 0, dur = 0;
+    if (origin >= 0 && hooks->read(r.gpu_slot, &start, &dur)) {
+      r.gpu_start_ns = origin + start;
+      r.gpu_ns = dur;
+    }
+    r.gpu_slot = -1;
+  }
+}
+}  // namespace
+
+void set_gpu_timer_hooks(const GpuTimerHooks* hooks) {
+  g_gpu_hooks.store(hooks);
+}
+
+void attach_gpu_slot(int32_t handle, int32_t slot) {
+  ThreadBuffer& b = *t_ctx.buffer;
+  if (handle < 0 || static_cast<size_t>(handle) >= b.records.size()) return;
+  b.records[static_cast<size_t>(handle)].gpu_slot = slot;
+}
+
 void start_recording() {
   Global& g = global();
   record_overhead_ns();  // calibrate before the session clock starts, never inside it
@@ -255,6 +291,7 @@ void start_recording() {
     }
     g.start_ns = now_ns();
   }
+  if (const GpuTimerHooks* hooks = g_gpu_hooks.load()) hooks->reset();
   detail::g_recording.store(true, std::memory_order_relaxed);
 }
 
@@ -287,6 +324,7 @@ Recording stop_recording() {
     out.scope_paths.reserve(g.paths.size());
     for (const auto& p : g.paths) out.scope_paths.push_back(*p);
   }
+  resolve_gpu_times(out.records);
   return out;
 }
 

@@ -103,6 +103,18 @@ int32_t open_op(const char* op, const char* variant, const char* device, const C
 // Closes the record opened by open_op (records close in LIFO order on each thread).
 void close_op(int32_t handle);
 
+// ---- GPU time ----------------------------------------------------------------------------------
+// The profiler knows no CUDA: the tensor layer hands it these hooks (kernels/gpu_runtime.h's
+// timer) the first time a GPU op is recorded. A session resets the timer when it starts and
+// reads every slot once when it stops, so no op waits for the GPU while recording.
+struct GpuTimerHooks {
+  void (*reset)();
+  bool (*read)(int32_t slot, int64_t* start_ns, int64_t* dur_ns);
+};
+void set_gpu_timer_hooks(const GpuTimerHooks* hooks);
+// Ties GPU timer slot `slot` to the open record `handle` of this thread.
+void attach_gpu_slot(int32_t handle, int32_t slot);
+
 // ---- what a finished recording holds ---------------------------------------------------------
 
 struct MemSample {

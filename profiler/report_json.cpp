@@ -42,6 +42,7 @@ json row_json(const OpRow& r) {
               {"calls", r.calls},
               {"time_ns", r.total_ns},
               {"self_ns", r.self_ns},
+              {"gpu_ns", r.gpu_ns},
               {"flops", r.cost.flops},
               {"macs", r.cost.macs},
               {"bytes", r.cost.bytes},

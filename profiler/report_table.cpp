@@ -3,7 +3,8 @@
 // Each numeric column picks one unit for all its rows (the largest value decides), so a reader
 // compares digits, not suffixes. Rates stay in GFLOP/s and GB/s whatever their size: those are
 // the units machine peaks are quoted in. A rate comes from self time, because time spent in
-// nested ops did not do this op's work.
+// nested ops did not do this op's work. A GPU op's host time is only the launch, so when a
+// profile holds GPU times a "gpu" column shows them, and GPU rows take their rates from it.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -46,8 +47,9 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
     out += "(no op records)\n";
   } else {
     int64_t max_total = 0, max_flops = 0, max_bytes = 0, max_alloc = 0;
-    bool other_device = false;
+    bool other_device = false, gpu = false;
     for (const OpRow& r : rows) {
+      gpu = gpu || r.gpu_ns >= 0;
       max_total = std::max(max_total, r.total_ns);
       max_flops = std::max(max_flops, r.cost.flops);
       max_bytes = std::max(max_bytes, r.cost.bytes);
@@ -73,6 +75,7 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
     add(fmt::format("total {}", tu.name), false);
     add(fmt::format("self {}", tu.name), false);
     add("self %", false);
+    if (gpu) add(fmt::format("gpu {}", tu.name), false);
     add(fu.name, false);
     add("GFLOP/s", false);
     add(bu.name, false);
@@ -91,10 +94,15 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
       put(fmt::format("{:.3f}", static_cast<double>(r.total_ns) / tu.scale));
       put(fmt::format("{:.3f}", static_cast<double>(r.self_ns) / tu.scale));
       put(fmt::format("{:.1f}", percent(r.self_ns, op_ns)));
+      if (gpu) {
+        put(r.gpu_ns < 0 ? std::string("-")
+                         : fmt::format("{:.3f}", static_cast<double>(r.gpu_ns) / tu.scale));
+      }
+      const int64_t work_ns = r.gpu_ns >= 0 ? r.gpu_ns : r.self_ns;
       put(amount(r.cost.flops, fu, 3));
-      put(rate(r.cost.flops, r.self_ns));
+      put(rate(r.cost.flops, work_ns));
       put(amount(r.cost.bytes, bu, 3));
-      put(rate(r.cost.bytes, r.self_ns));
+      put(rate(r.cost.bytes, work_ns));
       put(r.allocs == 0 ? std::string("-") : fmt::format("{}", r.allocs));
       put(amount(r.alloc_bytes, au, 3));
     }

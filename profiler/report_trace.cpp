@@ -92,6 +92,9 @@ json record_event(const OpRecord& r, const Span& s, const Recording& rec) {
               {"args", std::move(args)}};
 }
 
+// The trace track of GPU work: a tid no host thread has (host threads count up from 0).
+constexpr int32_t kGpuTrack = 1000000;
+
 std::string counter_name(int32_t device) {
   if (device == 0) return "live memory (cpu)";
   if (device == 1) return "live memory (cuda)";
@@ -107,9 +110,19 @@ std::string trace_json(const Profile& p) {
   std::set<int32_t> tids;
 
   const std::vector<Span> spans = place_spans(rec);
+  bool gpu = false;
   for (size_t i = 0; i < rec.records.size(); ++i) {
-    events.push_back(record_event(rec.records[i], spans[i], rec));
-    tids.insert(rec.records[i].tid);
+    const OpRecord& r = rec.records[i];
+    events.push_back(record_event(r, spans[i], rec));
+    tids.insert(r.tid);
+    if (r.gpu_ns >= 0) {
+      // The same op again on the GPU's own track, where the device ran it (CUDA events).
+      json e = record_event(r, Span{to_us(r.gpu_start_ns - rec.start_ns), to_us(r.gpu_ns), 0}, rec);
+      e["tid"] = kGpuTrack;
+      e["cat"] = std::string("gpu,") + phase_name(r.phase);
+      events.push_back(std::move(e));
+      gpu = true;
+    }
   }
 
   // Samples arrive grouped by thread; a counter track reads best in global time order.
@@ -131,6 +144,13 @@ std::string trace_json(const Profile& p) {
                         {"pid", 1},
                         {"tid", 0},
                         {"args", {{"name", "prism"}}}});
+  if (gpu) {
+    events.push_back(json{{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", 1},
+                          {"tid", kGpuTrack},
+                          {"args", {{"name", "GPU (CUDA events)"}}}});
+  }
   for (int32_t tid : tids) {
     events.push_back(json{{"name", "thread_name"},
                           {"ph", "M"},

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "kernels/gpu_runtime.h"
+
 namespace prism::detail {
 
 const kernels::KernelEntry& OpHandle::kernel(Device device, DType dtype) {
@@ -21,6 +23,35 @@ void OpRecordScope::open(const char* op, const char* variant, Device device,
     if (t && t->defined()) shapes.add(t->shape().data(), t->dim());
   }
   handle_ = profiler::open_op(op, variant, device_name(device), cost, shapes);
+}
+
+namespace {
+const profiler::GpuTimerHooks kGpuTimer{&kernels::gpu::timer_reset, &kernels::gpu::timer_read};
+}  // namespace
+
+void OpRecordScope::gpu_open(const char* op) {
+  kernels::gpu::range_push(op);
+  gpu_range_ = true;
+}
+
+void OpRecordScope::gpu_close() {
+  kernels::gpu::range_pop();
+}
+
+void OpRecordScope::gpu_time() {
+  // Installed on first use, not at start-up: a program that never runs a GPU op never asks.
+  static const bool installed = [] {
+    profiler::set_gpu_timer_hooks(&kGpuTimer);
+    return true;
+  }();
+  (void)installed;
+  if (!kernels::gpu::available()) return;  // the op will fail with its own, clearer error
+  gpu_slot_ = kernels::gpu::timer_begin();
+  if (gpu_slot_ >= 0) profiler::attach_gpu_slot(handle_, gpu_slot_);
+}
+
+void OpRecordScope::gpu_time_end() {
+  kernels::gpu::timer_end(gpu_slot_);
 }
 
 void check_defined(const char* op, const Tensor& t) {
@@ -44,8 +75,8 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   if (a.device() != b.device()) {
-    throw Error(std::string(op) + ": tensors are on different devices: " +
-                device_name(a.device()) + " and " + device_name(b.device()));
+    throw Error(std::string(op) + ": tensors are on different devices: " + device_name(a.device()) +
+                " and " + device_name(b.device()));
   }
 }
 
@@ -58,7 +89,8 @@ void check_cpu(const char* op, const Tensor& t) {
 
 Tensor empty_like_shape(const Dims& shape, DType dtype, Device device) {
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(shape.numel() * dtype_size(dtype), device, current_alloc_role());
+  impl->storage =
+      Storage::allocate(shape.numel() * dtype_size(dtype), device, current_alloc_role());
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

@@ -31,16 +31,24 @@ class OpHandle {
 };
 
 // Opens a profile record for the lifetime of the object (closed on exceptions too).
+//
+// A GPU op also gets an NVTX range named after the op, always (Nsight Systems then shows prism's
+// names; without a tool attached a range costs a pointer check), and, while recording, a pair
+// of CUDA events around its kernels, read when the session stops (profiler::GpuTimerHooks).
 class OpRecordScope {
  public:
   template <class CostFn>
   OpRecordScope(const char* op, const char* variant, Device device,
                 std::initializer_list<const Tensor*> inputs, CostFn&& cost) {
+    if (device == Device::cuda) gpu_open(op);
     if (!profiler::recording()) return;
     open(op, variant, device, inputs, cost());
+    if (device == Device::cuda) gpu_time();
   }
   ~OpRecordScope() {
+    if (gpu_slot_ >= 0) gpu_time_end();
     if (handle_ >= 0) profiler::close_op(handle_);
+    if (gpu_range_) gpu_close();
   }
   OpRecordScope(const OpRecordScope&) = delete;
   OpRecordScope& operator=(const OpRecordScope&) = delete;
@@ -48,12 +56,20 @@ class OpRecordScope {
  private:
   void open(const char* op, const char* variant, Device device,
             std::initializer_list<const Tensor*> inputs, const profiler::Cost& cost);
+  void gpu_open(const char* op);
+  void gpu_close();
+  void gpu_time();
+  void gpu_time_end();
   int32_t handle_ = -1;
+  int32_t gpu_slot_ = -1;
+  bool gpu_range_ = false;
 };
 
 // Bytes of a tensor as the cost model counts them: its elements once, whatever its strides
 // (a broadcast input is read once, not once per use).
-inline int64_t tensor_bytes(const Tensor& t) { return t.numel() * t.element_size(); }
+inline int64_t tensor_bytes(const Tensor& t) {
+  return t.numel() * t.element_size();
+}
 
 // Checks shared by the front ends; each throws an Error naming the op.
 void check_defined(const char* op, const Tensor& t);

@@ -4,7 +4,9 @@
 // variants: the fill is a plain loop and the cost is the bytes written.
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "kernels/gpu_runtime.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -23,6 +25,22 @@ profiler::Cost fill_cost(const Dims& shape, DType dt) {
   return {0, 0, shape.numel() * dtype_size(dt)};
 }
 
+// Writes f(0), ..., f(n-1), converted to dt, into the host buffer p.
+template <class F>
+void fill_values(void* p, int64_t n, DType dt, F& f) {
+  switch (dt) {
+    case DType::f32:
+      for (int64_t i = 0; i < n; ++i) static_cast<float*>(p)[i] = static_cast<float>(f(i));
+      break;
+    case DType::f64:
+      for (int64_t i = 0; i < n; ++i) static_cast<double*>(p)[i] = static_cast<double>(f(i));
+      break;
+    case DType::i64:
+      for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(p)[i] = static_cast<int64_t>(f(i));
+      break;
+  }
+}
+
 // Allocates on the default device inside a record named `op` and fills element i with f(i)
 // (a meta tensor is not filled: it has no data).
 template <class F>
@@ -33,23 +51,15 @@ Tensor filled(const char* op, const Dims& shape, DType dt, F&& f) {
   Tensor t = detail::empty_like_shape(shape, dt, device);
   if (device == Device::meta) return t;
   const int64_t n = t.numel();
-  switch (dt) {
-    case DType::f32: {
-      float* p = t.data<float>();
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(f(i));
-      break;
-    }
-    case DType::f64: {
-      double* p = t.data<double>();
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(f(i));
-      break;
-    }
-    case DType::i64: {
-      int64_t* p = t.data<int64_t>();
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(f(i));
-      break;
-    }
+  if (device == Device::cuda) {
+    // Filled on the host, then copied over: factories run at set-up time (weights, constants),
+    // and the values (random streams above all) are then the same as on the cpu.
+    std::vector<unsigned char> host(static_cast<size_t>(n * dtype_size(dt)));
+    fill_values(host.data(), n, dt, f);
+    kernels::gpu::copy_to_device(t.storage()->data(), host.data(), host.size());
+    return t;
   }
+  fill_values(t.storage()->data(), n, dt, f);
   return t;
 }
 
@@ -59,7 +69,8 @@ Tensor from_values(const std::vector<T>& v, const Dims& shape) {
     throw Error("from_vector: " + std::to_string(v.size()) + " values for shape " + shape.str() +
                 " (" + std::to_string(shape.numel()) + " elements)");
   }
-  return filled("from_vector", shape, dtype_for<T>(), [&](int64_t i) { return v[static_cast<size_t>(i)]; });
+  return filled("from_vector", shape, dtype_for<T>(),
+                [&](int64_t i) { return v[static_cast<size_t>(i)]; });
 }
 
 }  // namespace
@@ -79,7 +90,9 @@ Tensor zeros(const Dims& shape, DType dtype) {
 Tensor ones(const Dims& shape, DType dtype) {
   return filled("ones", shape, dtype, [](int64_t) { return 1.0; });
 }
-Tensor scalar(double value, DType dtype) { return full(Dims{}, value, dtype); }
+Tensor scalar(double value, DType dtype) {
+  return full(Dims{}, value, dtype);
+}
 Tensor zeros_like(const Tensor& t) {
   DefaultDevice on(t.device());
   return zeros(t.shape(), t.dtype());
@@ -93,13 +106,22 @@ Tensor arange(double start, double end, double step, DType dtype) {
   if (step == 0) throw Error("arange: step must not be zero");
   double span = (end - start) / step;
   int64_t n = span > 0 ? static_cast<int64_t>(std::ceil(span)) : 0;
-  return filled("arange", Dims{n}, dtype, [=](int64_t i) { return start + static_cast<double>(i) * step; });
+  return filled("arange", Dims{n}, dtype,
+                [=](int64_t i) { return start + static_cast<double>(i) * step; });
 }
-Tensor arange(int64_t n, DType dtype) { return arange(0.0, static_cast<double>(n), 1.0, dtype); }
+Tensor arange(int64_t n, DType dtype) {
+  return arange(0.0, static_cast<double>(n), 1.0, dtype);
+}
 
-Tensor from_vector(const std::vector<float>& v, const Dims& s) { return from_values(v, s); }
-Tensor from_vector(const std::vector<double>& v, const Dims& s) { return from_values(v, s); }
-Tensor from_vector(const std::vector<int64_t>& v, const Dims& s) { return from_values(v, s); }
+Tensor from_vector(const std::vector<float>& v, const Dims& s) {
+  return from_values(v, s);
+}
+Tensor from_vector(const std::vector<double>& v, const Dims& s) {
+  return from_values(v, s);
+}
+Tensor from_vector(const std::vector<int64_t>& v, const Dims& s) {
+  return from_values(v, s);
+}
 
 Tensor rand(const Dims& shape, DType dtype, double low, double high) {
   if (dtype == DType::i64) throw Error("rand: needs a float dtype");

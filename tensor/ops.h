@@ -138,5 +138,7 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
+// x copied to `device` (x itself if already there); see Tensor::to(Device).
+Tensor to_device(const Tensor& x, Device device);
 
 }  // namespace prism

@@ -11,7 +11,7 @@ namespace prism {
 
 namespace {
 
-constexpr int64_t kEdge = 3;       // elements shown at each end of an elided dim
+constexpr int64_t kEdge = 3;          // elements shown at each end of an elided dim
 constexpr int64_t kSummarize = 1000;  // elide when the tensor has more elements than this
 
 std::string format_float(double v) {
@@ -29,20 +29,25 @@ std::string format_float(double v) {
 std::string format_at(const Tensor& t, int64_t off) {
   const void* base = t.storage()->data();
   switch (t.dtype()) {
-    case DType::f32: return format_float(static_cast<const float*>(base)[off]);
-    case DType::f64: return format_float(static_cast<const double*>(base)[off]);
-    case DType::i64: return std::to_string(static_cast<const int64_t*>(base)[off]);
+    case DType::f32:
+      return format_float(static_cast<const float*>(base)[off]);
+    case DType::f64:
+      return format_float(static_cast<const double*>(base)[off]);
+    case DType::i64:
+      return std::to_string(static_cast<const int64_t*>(base)[off]);
   }
   return "?";
 }
 
-void print_dim(std::ostream& os, const Tensor& t, int d, int64_t offset, bool summarize, int indent) {
+void print_dim(std::ostream& os, const Tensor& t, int d, int64_t offset, bool summarize,
+               int indent) {
   const int64_t n = t.shape()[d];
   const bool elide = summarize && n > 2 * kEdge;
   os << '[';
   for (int64_t i = 0; i < n; ++i) {
     if (elide && i == kEdge) {
-      os << (d + 1 == t.dim() ? "..., " : "...,\n" + std::string(static_cast<size_t>(indent + 1), ' '));
+      os << (d + 1 == t.dim() ? "..., "
+                              : "...,\n" + std::string(static_cast<size_t>(indent + 1), ' '));
       i = n - kEdge;
     }
     int64_t off = offset + i * t.strides()[d];
@@ -51,7 +56,8 @@ void print_dim(std::ostream& os, const Tensor& t, int d, int64_t offset, bool su
     } else {
       print_dim(os, t, d + 1, off, summarize, indent + 1);
     }
-    if (i + 1 < n) os << (d + 1 == t.dim() ? ", " : ",\n" + std::string(static_cast<size_t>(indent + 1), ' '));
+    if (i + 1 < n)
+      os << (d + 1 == t.dim() ? ", " : ",\n" + std::string(static_cast<size_t>(indent + 1), ' '));
   }
   os << ']';
 }
@@ -60,6 +66,13 @@ void print_dim(std::ostream& os, const Tensor& t, int d, int64_t offset, bool su
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "tensor(undefined)";
+  if (t.device() == Device::cuda) {  // print the values from a cpu copy, then say where they live
+    std::ostringstream values;
+    values << t.detach().to(Device::cpu);
+    std::string s = values.str();
+    s.insert(s.size() - 1, t.requires_grad() ? ", device=cuda, requires_grad" : ", device=cuda");
+    return os << s;
+  }
   os << "tensor(";
   if (t.device() != Device::cpu) {
     os << "<on " << device_name(t.device()) << ">";

@@ -1,5 +1,6 @@
 #include "tensor/storage.h"
 
+#include "kernels/gpu_runtime.h"
 #include "tensor/host_allocator.h"
 
 #include <cstdlib>
@@ -14,12 +15,24 @@ thread_local MemRole t_role = MemRole::activation;
 
 thread_local Device t_device = Device::cpu;
 
-MemRole current_alloc_role() { return t_role; }
-Device default_device() { return t_device; }
-DefaultDevice::DefaultDevice(Device device) : saved_(t_device) { t_device = device; }
-DefaultDevice::~DefaultDevice() { t_device = saved_; }
-AllocRole::AllocRole(MemRole role) : saved_(t_role) { t_role = role; }
-AllocRole::~AllocRole() { t_role = saved_; }
+MemRole current_alloc_role() {
+  return t_role;
+}
+Device default_device() {
+  return t_device;
+}
+DefaultDevice::DefaultDevice(Device device) : saved_(t_device) {
+  t_device = device;
+}
+DefaultDevice::~DefaultDevice() {
+  t_device = saved_;
+}
+AllocRole::AllocRole(MemRole role) : saved_(t_role) {
+  t_role = role;
+}
+AllocRole::~AllocRole() {
+  t_role = saved_;
+}
 
 std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRole role) {
   if (nbytes < 0) throw Error("allocate: negative size " + std::to_string(nbytes));
@@ -27,9 +40,10 @@ std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRol
     profiler::note_alloc(static_cast<int>(device), role, nbytes);
     return std::shared_ptr<Storage>(new Storage(nullptr, nbytes, device, role));
   }
-  if (device != Device::cpu) {
-    throw Error(std::string("allocate: no allocator for device ") + device_name(device) +
-                " in this build");
+  if (device == Device::cuda) {  // the caching device allocator; an Error when out of memory
+    void* p = nbytes > 0 ? kernels::gpu::allocate(static_cast<size_t>(nbytes)) : nullptr;
+    profiler::note_alloc(static_cast<int>(device), role, nbytes);
+    return std::shared_ptr<Storage>(new Storage(p, nbytes, device, role));
   }
   void* p = nullptr;
   if (nbytes > 0) {
@@ -45,6 +59,7 @@ std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRol
 
 Storage::~Storage() {
   if (device_ == Device::cpu) host_allocator::release(data_, static_cast<size_t>(nbytes_));
+  if (device_ == Device::cuda) kernels::gpu::release(data_, static_cast<size_t>(nbytes_));
   profiler::note_free(static_cast<int>(device_), role_, nbytes_);
 }
 

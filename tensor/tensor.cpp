@@ -375,6 +375,7 @@ Tensor Tensor::unsqueeze(int d) const {
 Tensor Tensor::contiguous() const { return prism::contiguous(*this); }
 Tensor Tensor::clone() const { return prism::clone(*this); }
 Tensor Tensor::to(DType dt) const { return prism::cast(*this, dt); }
+Tensor Tensor::to(Device device) const { return prism::to_device(*this, device); }
 
 Tensor& Tensor::set_requires_grad(bool on) {
   if (!is_leaf()) {

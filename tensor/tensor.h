@@ -56,14 +56,16 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const { return impl().storage; }
   bool shares_storage_with(const Tensor& other) const { return storage() == other.storage(); }
 
-  // ---- element access (CPU) ----------------------------------------------------------------
-  // Pointer to element (0, ..., 0); the dtype must match T (an Error otherwise).
+  // ---- element access ----------------------------------------------------------------------
+  // Pointer to element (0, ..., 0) in the tensor's own memory (a device pointer for a cuda
+  // tensor); the dtype must match T (an Error otherwise).
   template <class T> T* data() const;
-  // The single value of a one-element tensor, converted to T.
+  // The single value of a one-element tensor, converted to T (a cuda tensor is copied to the
+  // cpu first, which waits for the GPU).
   template <class T = double> T item() const;
-  // All elements in row-major order, converted to T.
+  // All elements in row-major order, converted to T (cuda: copied to the cpu first).
   template <class T = double> std::vector<T> to_vector() const;
-  // One element by index, converted to double.
+  // One element by index, converted to double (cpu tensors only).
   double at(std::initializer_list<int64_t> index) const;
 
   // ---- views: share storage, allocate nothing ------------------------------------------------
@@ -86,6 +88,9 @@ class Tensor {
   Tensor contiguous() const;  // itself if already contiguous, else a profiled copy
   Tensor clone() const;       // always a copy
   Tensor to(DType dtype) const;
+  // A copy on `device` (itself if already there): a profiled op, "to_cuda" or "to_cpu",
+  // counted as bytes moved; gradients flow back to the source device.
+  Tensor to(Device device) const;
 
   // ---- autograd ------------------------------------------------------------------------------
   bool requires_grad() const { return impl().requires_grad; }

@@ -25,9 +25,12 @@ T read_as(const Tensor& t, int64_t flat_index) {
   const int64_t off = element_offset(t, flat_index);
   const void* base = t.storage()->data();
   switch (t.dtype()) {
-    case DType::f32: return static_cast<T>(static_cast<const float*>(base)[off]);
-    case DType::f64: return static_cast<T>(static_cast<const double*>(base)[off]);
-    case DType::i64: return static_cast<T>(static_cast<const int64_t*>(base)[off]);
+    case DType::f32:
+      return static_cast<T>(static_cast<const float*>(base)[off]);
+    case DType::f64:
+      return static_cast<T>(static_cast<const double*>(base)[off]);
+    case DType::i64:
+      return static_cast<T>(static_cast<const int64_t*>(base)[off]);
   }
   return T{};
 }
@@ -43,11 +46,13 @@ T Tensor::item() const {
     throw Error("item: tensor has " + std::to_string(numel()) + " elements " + shape().str() +
                 ", expected exactly 1");
   }
+  if (device() == Device::cuda) return detach().to(Device::cpu).item<T>();
   return detail::read_as<T>(*this, 0);
 }
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
+  if (device() == Device::cuda) return detach().to(Device::cpu).to_vector<T>();
   std::vector<T> out(static_cast<size_t>(numel()));
   for (int64_t i = 0; i < numel(); ++i) out[static_cast<size_t>(i)] = detail::read_as<T>(*this, i);
   return out;

@@ -7,12 +7,16 @@
 //   y_n   = W @ cols_n                  [O, P]   (+ bias on every column)
 //   dw    = sum_n dy_n @ cols_n^T       [O, K]
 //   dx_n  = col2im(W^T @ dy_n)          the [K, P] patch gradients added back where they came from
-// so all the arithmetic runs in Eigen's packed, SIMD GEMM instead of short bounds-checked loops.
+// so all the arithmetic runs in a packed, SIMD GEMM instead of short bounds-checked loops.
+//
+// Which GEMM: the matmul variant selected now, the same one `matmul` itself runs (its default,
+// or `--kernel matmul=naive`, or a learner's kernel). conv2d is "im2col + the best matmul", and
+// swapping the matmul for a whole training run shows up in the conv rows of the profile too.
 // The price is memory: cols_n holds each input element up to kh kw times (K P elements; the
 // tensor layer allocates it once per call as a temporary buffer, so the profile shows it).
 // A 1x1 kernel with stride 1 and no padding needs no unfold at all: cols_n is x_n itself.
-// Images run one after the other; each product gets Eigen's threads only when it is large
-// enough to pay for them (eigen_threads.h), which LeNet-sized images are not.
+// Images run one after the other; each product is threaded as the matmul variant decides (the
+// Eigen reference only when it is large enough to pay, eigen_threads.h).
 //
 // Unfold and fold walk rows of `cols` contiguously; for each (c, p, q) row the range of output
 // columns j that land inside the input is computed once, so the inner loop is a plain copy
@@ -38,6 +42,37 @@ namespace {
 
 template <class T>
 using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// C [m, n] = A [m, k] @ B [k, n], each operand given by its row and column strides, through the
+// matmul kernel selected at the time of the call (looked up once per conv call).
+template <class T>
+class SelectedGemm {
+ public:
+  SelectedGemm()
+      : fn_(registry()
+                .at("matmul", Device::cpu)
+                .select(dtype_of<T>())
+                .template get<MatmulArgs, T>()) {}
+  void operator()(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs,
+                  const T* b, int64_t b_rs, int64_t b_cs, T* c) const {
+    MatmulArgs<T> args{};
+    args.a = a;
+    args.b = b;
+    args.c = c;
+    args.batch = 1;
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.a_rs = a_rs;
+    args.a_cs = a_cs;
+    args.b_rs = b_rs;
+    args.b_cs = b_cs;
+    fn_(args);
+  }
+
+ private:
+  void (*fn_)(const MatmulArgs<T>&);
+};
 
 // The output positions j in [0, out) whose input position j*stride + off lies in [0, in):
 // the range [lo, hi) (empty when lo == hi).
@@ -130,9 +165,9 @@ template <class T>
 void conv2d_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
   eigen_threads_for(a.o * K * P);  // one image's product: threads only if it is large
+  const SelectedGemm<T> gemm;
   std::vector<T> own;
   T* ws = is_pointwise(a) ? nullptr : scratch(a, own);
-  Eigen::Map<const RowMajor<T>> W(a.weight, a.o, K);
   for (int64_t n = 0; n < a.n; ++n) {
     const T* xn = a.x + n * a.c * a.h * a.w;
     const T* cols = xn;
@@ -142,9 +177,9 @@ void conv2d_im2col(const Conv2dArgs<T>& a) {
     }
     Eigen::Map<RowMajor<T>> Y(a.out + n * a.o * P, a.o, P);
     if (K == 0) {
-      Y.setZero();  // an empty sum (no input channels); Eigen needs no help, but say it
+      Y.setZero();  // an empty sum (no input channels)
     } else {
-      Y.noalias() = W * Eigen::Map<const RowMajor<T>>(cols, K, P);
+      gemm(a.o, P, K, a.weight, K, 1, cols, P, 1, Y.data());  // W [O, K] @ cols [K, P]
     }
     if (a.bias) Y.colwise() += Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(a.bias, a.o);
   }
@@ -158,20 +193,17 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
     return;
   }
   eigen_threads_for(a.o * K * P);
+  const SelectedGemm<T> gemm;
   std::vector<T> own;
   const bool pointwise = is_pointwise(a);
   T* ws = pointwise ? nullptr : scratch(a, own);
-  Eigen::Map<const RowMajor<T>> W(a.weight, a.o, K);
   if (!pointwise) std::fill(a.out, a.out + a.n * image, T(0));
   for (int64_t n = 0; n < a.n; ++n) {
-    Eigen::Map<const RowMajor<T>> DY(a.dy + n * a.o * P, a.o, P);
+    const T* dyn = a.dy + n * a.o * P;
     T* dxn = a.out + n * image;
-    if (pointwise) {
-      Eigen::Map<RowMajor<T>>(dxn, K, P).noalias() = W.transpose() * DY;
-    } else {
-      Eigen::Map<RowMajor<T>>(ws, K, P).noalias() = W.transpose() * DY;
-      col2im_add(a, ws, dxn);
-    }
+    // W^T [K, O] (W read through swapped strides, no copy) @ dy_n [O, P]
+    gemm(K, P, a.o, a.weight, 1, K, dyn, P, 1, pointwise ? dxn : ws);
+    if (!pointwise) col2im_add(a, ws, dxn);
   }
 }
 
@@ -179,8 +211,12 @@ template <class T>
 void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
   eigen_threads_for(a.o * K * P);
+  const SelectedGemm<T> gemm;
   std::vector<T> own;
   T* ws = is_pointwise(a) ? nullptr : scratch(a, own);
+  // The matmul kernels write C, they do not add to it: each image's dy_n @ cols_n^T goes to a
+  // small [O, K] buffer first, then into the sum.
+  std::vector<T> product(static_cast<size_t>(a.o * K));
   Eigen::Map<RowMajor<T>> DW(a.out, a.o, K);
   DW.setZero();
   for (int64_t n = 0; n < a.n; ++n) {
@@ -190,8 +226,9 @@ void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
       im2col(a, xn, ws);  // recomputed: cheaper than keeping every image's patches from forward
       cols = ws;
     }
-    Eigen::Map<const RowMajor<T>> DY(a.dy + n * a.o * P, a.o, P);
-    DW.noalias() += DY * Eigen::Map<const RowMajor<T>>(cols, K, P).transpose();
+    // dy_n [O, P] @ cols_n^T [P, K] (cols read through swapped strides)
+    gemm(a.o, K, P, a.dy + n * a.o * P, P, 1, cols, 1, P, product.data());
+    DW += Eigen::Map<const RowMajor<T>>(product.data(), a.o, K);
   }
 }
 
@@ -199,18 +236,19 @@ void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
 
 void register_conv_im2col(Registry& r) {
   r.op("conv2d", Device::cpu)
-      .add<Conv2dArgs>("im2col", VariantTag::optimized,
-                       "unfold patches to a [C*kh*kw, Ho*Wo] matrix, one Eigen GEMM per image",
-                       &conv2d_im2col<float>, &conv2d_im2col<double>);
+      .add<Conv2dArgs>(
+          "im2col", VariantTag::optimized,
+          "unfold patches to a [C*kh*kw, Ho*Wo] matrix, one GEMM per image (the selected matmul)",
+          &conv2d_im2col<float>, &conv2d_im2col<double>);
   r.op("conv2d_backward_input", Device::cpu)
       .add<Conv2dArgs>("im2col", VariantTag::optimized,
-                       "W^T @ dy per image (Eigen GEMM), then col2im adds patches back",
+                       "W^T @ dy per image (the selected matmul), then col2im adds patches back",
                        &conv2d_backward_input_im2col<float>, &conv2d_backward_input_im2col<double>);
   r.op("conv2d_backward_weight", Device::cpu)
-      .add<Conv2dArgs>("im2col", VariantTag::optimized,
-                       "sum over images of dy @ cols^T (Eigen GEMM on re-unfolded patches)",
-                       &conv2d_backward_weight_im2col<float>,
-                       &conv2d_backward_weight_im2col<double>);
+      .add<Conv2dArgs>(
+          "im2col", VariantTag::optimized,
+          "sum over images of dy @ cols^T (the selected matmul on re-unfolded patches)",
+          &conv2d_backward_weight_im2col<float>, &conv2d_backward_weight_im2col<double>);
 }
 
 }  // namespace prism::kernels::cpu

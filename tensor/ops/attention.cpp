@@ -103,11 +103,19 @@ const kernels::KernelEntry& planned(detail::OpHandle& op, const kernels::KernelE
 }
 
 // The variant's scratch (kernels/args.h), a temporary buffer attributed to the open record.
-Tensor workspace(const kernels::KernelEntry& plan, const Sizes& s, DType dt, Device dev) {
+// On the GPU a tiled variant keeps its tiles in shared memory and registers: it needs no
+// scratch in forward and one value per query row (D_i = dout_i . out_i) in backward.
+Tensor workspace(const kernels::KernelEntry& plan, const Sizes& s, DType dt, Device dev,
+                 bool backward) {
   const bool tiled =
       plan.tag == kernels::VariantTag::fused || plan.tag == kernels::VariantTag::optimized;
-  const int64_t n = tiled ? kernels::attention_tiled_workspace(s.lq, s.d, omp_get_max_threads())
-                          : kernels::attention_scores_workspace(s.batch, s.heads, s.lq, s.lk);
+  int64_t n = 0;
+  if (!tiled)
+    n = kernels::attention_scores_workspace(s.batch, s.heads, s.lq, s.lk);
+  else if (dev == Device::cuda)
+    n = backward ? s.batch * s.heads * s.lq : 0;
+  else
+    n = kernels::attention_tiled_workspace(s.lq, s.d, omp_get_max_threads());
   AllocRole role(MemRole::temporary);
   return detail::empty_like_shape(Dims{n}, dt, dev);
 }
@@ -171,7 +179,7 @@ QkvGrads attention_backward(const Sizes& s, const Tensor& q, const Tensor& k, co
   }
   g.dk = detail::empty_like_shape(k.shape(), k.dtype(), k.device());
   g.dv = detail::empty_like_shape(v.shape(), v.dtype(), v.device());
-  Tensor ws = workspace(planned(op_attention_bw, kern, q.dtype()), s, q.dtype(), q.device());
+  Tensor ws = workspace(planned(op_attention_bw, kern, q.dtype()), s, q.dtype(), q.device(), true);
   if (q.device() == Device::meta) return g;
   if (q.dtype() == DType::f32)
     run_backward<float>(kern, s, q, k, v, out, dout, lse, g, ws);
@@ -195,7 +203,8 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
     out4 = detail::empty_like_shape(q4.shape(), q.dtype(), q.device());
     lse3 = detail::empty_like_shape(Dims{s.batch, s.heads, s.lq}, q.dtype(), q.device());
     if (s.lq > 0) {
-      Tensor ws = workspace(planned(op_attention, kern, q.dtype()), s, q.dtype(), q.device());
+      Tensor ws =
+          workspace(planned(op_attention, kern, q.dtype()), s, q.dtype(), q.device(), false);
       if (q.device() != Device::meta) {
         if (q.dtype() == DType::f32)
           run_forward<float>(kern, s, q4, k4, v4, out4, lse3, ws);

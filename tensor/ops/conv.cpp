@@ -15,6 +15,7 @@
 //
 // Cost (docs/COSTS.md): 2 N O Ho Wo C kh kw FLOPs (+ N O Ho Wo for the bias add), half as
 // many MACs without the bias; bytes = x + weight (+ bias) + y.
+#include <algorithm>
 #include <string>
 
 #include "tensor/autograd/node.h"
@@ -117,6 +118,16 @@ void run_conv(const kernels::KernelEntry& k, const Geometry& g, const Tensor& x,
   k.get<kernels::Conv2dArgs, T>()(a);
 }
 
+// How many images' patch matrices the scratch holds. The CPU unfolds one image at a time
+// (its GEMMs are large enough); a GPU needs a chunk of images per GEMM to fill its SMs
+// (kernels/cuda/conv_im2col.cu), so it gets as many as fit in 2^25 elements (128 MB in
+// float32), at least one.
+int64_t images(const Geometry& g, Device dev) {
+  if (dev != Device::cuda) return 1;
+  const int64_t per = std::max<int64_t>(1, g.c * g.kh * g.kw * g.ho * g.wo);
+  return std::clamp<int64_t>((int64_t{1} << 25) / per, 1, std::max<int64_t>(g.n, 1));
+}
+
 // Allocates the output, the scratch a non-naive variant may use (one image's patch matrix,
 // tagged temporary), and runs the kernel. Call inside the op's record.
 Tensor conv_call(const kernels::KernelEntry& k, const Geometry& g, const Dims& out_shape, DType dt,
@@ -127,7 +138,8 @@ Tensor conv_call(const kernels::KernelEntry& k, const Geometry& g, const Dims& o
   Tensor workspace;
   if (k.tag != kernels::VariantTag::naive && !k.meta) {  // a meta "kernel" needs no scratch
     AllocRole role(MemRole::temporary);
-    workspace = detail::empty_like_shape(Dims{g.c * g.kh * g.kw * g.ho * g.wo}, dt, dev);
+    workspace =
+        detail::empty_like_shape(Dims{g.c * g.kh * g.kw * g.ho * g.wo * images(g, dev)}, dt, dev);
   }
   if (dt == DType::f32)
     run_conv<float>(k, g, x, weight, bias, dy, out, workspace);

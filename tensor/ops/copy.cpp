@@ -1,6 +1,7 @@
 // Copies: contiguous(), clone(), cast(), and the copy into a view that concat and slice
 // gradients use. All go through the "copy" kernel, so every materialised view shows up in the
 // profile as what it is: memory traffic.
+#include "kernels/gpu_runtime.h"
 #include "tensor/autograd/node.h"
 #include "tensor/costs.h"
 #include "tensor/dispatch.h"
@@ -28,9 +29,15 @@ void run_copy(const kernels::KernelEntry& k, const Tensor& dst, const Tensor& sr
 
 void run_copy_kernel(const kernels::KernelEntry& k, const Tensor& dst, const Tensor& src) {
   switch (src.dtype()) {
-    case DType::f32: run_copy<float>(k, dst, src); break;
-    case DType::f64: run_copy<double>(k, dst, src); break;
-    case DType::i64: run_copy<int64_t>(k, dst, src); break;
+    case DType::f32:
+      run_copy<float>(k, dst, src);
+      break;
+    case DType::f64:
+      run_copy<double>(k, dst, src);
+      break;
+    case DType::i64:
+      run_copy<int64_t>(k, dst, src);
+      break;
   }
 }
 
@@ -79,9 +86,47 @@ Tensor clone(const Tensor& x) {
   return copy_op(x, "clone");
 }
 
+Tensor to_device(const Tensor& x, Device device) {
+  detail::check_defined("to", x);
+  if (x.device() == device) return x;
+  if (x.device() == Device::meta || device == Device::meta) {
+    throw Error(std::string("to: cannot copy between ") + device_name(x.device()) + " and " +
+                device_name(device) + " (a meta tensor has no data)");
+  }
+  if (x.device() == Device::cuda || device == Device::cuda) kernels::gpu::require("to");
+  const Tensor src = x.contiguous();  // copied where it lives, so the transfer is one block
+  Tensor out;
+  {
+    // Recorded on the GPU side of the copy, so the GPU timer brackets the transfer.
+    const char* op = device == Device::cuda ? "to_cuda" : "to_cpu";
+    detail::OpRecordScope rec(op, "", Device::cuda, {&src},
+                              [&] { return costs::copy(src.numel(), src.element_size()); });
+    out = detail::empty_like_shape(src.shape(), src.dtype(), device);
+    const auto nbytes = static_cast<size_t>(src.numel() * src.element_size());
+    const char* from_bytes =
+        static_cast<const char*>(src.storage()->data()) + src.offset() * src.element_size();
+    if (device == Device::cuda) {
+      kernels::gpu::copy_to_device(out.storage()->data(), from_bytes, nbytes);
+    } else {
+      kernels::gpu::copy_to_host(out.storage()->data(), from_bytes, nbytes);
+    }
+  }
+  const Device from = x.device();
+  autograd::record(out, device == Device::cuda ? "to_cuda" : "to_cpu", {&x},
+                   [from](const Tensor& g, autograd::Grads& grads) {
+                     grads.set(0, "to.dx", [&] { return to_device(g, from); });
+                   });
+  return out;
+}
+
 Tensor cast(const Tensor& x, DType dtype) {
   detail::check_defined("cast", x);
   if (x.dtype() == dtype) return x;
+  if (x.device() == Device::cuda) {
+    // No conversion kernel on the GPU yet: a round trip through the cpu, visible in the
+    // profile as to_cpu and to_cuda records around the cast.
+    return cast(x.to(Device::cpu), dtype).to(Device::cuda);
+  }
   if (x.device() != Device::meta) detail::check_cpu("cast", x);
   Tensor out;
   {
@@ -94,15 +139,27 @@ Tensor cast(const Tensor& x, DType dtype) {
     auto convert = [&](auto* dst) {
       using D = std::remove_pointer_t<decltype(dst)>;
       switch (src.dtype()) {
-        case DType::f32: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<float>()[i]); break;
-        case DType::f64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<double>()[i]); break;
-        case DType::i64: for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<int64_t>()[i]); break;
+        case DType::f32:
+          for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<float>()[i]);
+          break;
+        case DType::f64:
+          for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<double>()[i]);
+          break;
+        case DType::i64:
+          for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<int64_t>()[i]);
+          break;
       }
     };
     switch (dtype) {
-      case DType::f32: convert(out.data<float>()); break;
-      case DType::f64: convert(out.data<double>()); break;
-      case DType::i64: convert(out.data<int64_t>()); break;
+      case DType::f32:
+        convert(out.data<float>());
+        break;
+      case DType::f64:
+        convert(out.data<double>());
+        break;
+      case DType::i64:
+        convert(out.data<int64_t>());
+        break;
     }
   }
   if (dtype != DType::i64) {

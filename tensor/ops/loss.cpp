@@ -13,7 +13,8 @@
 // in one pass from the logits and the saved lse.
 //
 // Targets are checked here, before anything runs (their values are readable on the cpu; on the
-// meta device only their dtype and shape are): int64, shape [N], every value in [0, C).
+// meta device only their dtype and shape are): int64, shape [N], every value in [0, C). On the
+// GPU the values are checked by the kernel itself, as it reads them, with the same message.
 #include <string>
 
 #include "tensor/autograd/node.h"
@@ -51,7 +52,9 @@ void check_cross_entropy(const Tensor& logits, const Tensor& target) {
   if (logits.size(1) == 0) {
     throw Error("cross_entropy: no classes (input " + logits.shape().str() + ")");
   }
-  if (target.device() != Device::cpu) return;  // meta: no values to read
+  // meta: no values to read. cuda: the values live on the GPU, where the kernels check them
+  // (kernels/cuda/cross_entropy.cu) and throw this same message for the first bad one.
+  if (target.device() != Device::cpu) return;
   const int64_t c = logits.size(1);
   const int64_t* t = target.data<int64_t>();
   const int64_t stride = target.strides()[0];

@@ -5,6 +5,7 @@
 // Cost (DESIGN.md): 2 m n k FLOPs per batch entry, m n k MACs; bytes = A + B + C.
 #include <string>
 
+#include "kernels/gpu_runtime.h"
 #include "tensor/autograd/node.h"
 #include "tensor/costs.h"
 #include "tensor/dispatch.h"
@@ -80,7 +81,12 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
   Tensor c = detail::empty_like_shape(out_shape, a.dtype(), a.device());
   const int64_t batch = batch_shape.numel();
   if (c.numel() > 0 && c.device() != Device::meta) {
-    if (k == 0) {
+    if (k == 0 && c.device() == Device::cuda) {
+      // An empty sum is zero; kernels need not special-case it (on the GPU: a device memset).
+      void* p = a.dtype() == DType::f32 ? static_cast<void*>(c.data<float>())
+                                        : static_cast<void*>(c.data<double>());
+      kernels::gpu::memset_zero(p, static_cast<size_t>(c.nbytes()));
+    } else if (k == 0) {
       // An empty sum is zero; kernels need not special-case it.
       for (int64_t i = 0; i < c.numel(); ++i) {
         if (a.dtype() == DType::f32)

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/gpu_runtime.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/autograd/node.h"
 #include "tensor/costs.h"
@@ -105,6 +106,9 @@ Tensor reduce_forward(OpHandle& op, const Tensor& x, const Plan& p, bool keepdim
     if (out.defined() && out.numel() > 0 && x.device() == Device::cpu) {
       if (out.dtype() == DType::f32) std::fill_n(out.data<float>(), out.numel(), 0.0f);
       else std::fill_n(out.data<double>(), out.numel(), 0.0);
+    } else if (out.defined() && out.numel() > 0 && x.device() == Device::cuda) {
+      // All-zero bits are 0.0 in IEEE float32 and float64.
+      kernels::gpu::memset_zero(out.storage()->data(), static_cast<size_t>(out.nbytes()));
     }
     return out;
   }

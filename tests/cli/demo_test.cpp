@@ -81,7 +81,7 @@ TEST_CASE("prism demo trains, prints the op table and writes trace.json and prof
   for (const json& row : matmul) {
     forward = forward || row.at("phase") == "forward";
     backward = backward || row.at("phase") == "backward";
-    CHECK(row.at("variant") == "reference");  // the default
+    CHECK(row.at("variant") == "optimized");  // the default
     CHECK(row.at("flops").get<int64_t>() > 0);
   }
   CHECK(forward);

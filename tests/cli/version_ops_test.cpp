@@ -59,8 +59,8 @@ TEST_CASE("prism ops lists matmul with its variants, the chosen one and its cost
   const std::vector<std::string> matmul = op_block(r.out, "matmul");
   REQUIRE(matmul.size() >= 3);  // two variants and the cost line
   CHECK(any_line_has(matmul, " naive ", "naive"));
-  // reference is matmul's default and nothing chose otherwise: it carries the `*`.
-  CHECK(any_line_has(matmul, "* reference", "(default)"));
+  // optimized is matmul's default and nothing chose otherwise: it carries the `*`.
+  CHECK(any_line_has(matmul, "* optimized", "(default)"));
   CHECK(any_line_has(matmul, "cost:", "2*m*n*k FLOPs"));
   CHECK_FALSE(any_line_has(matmul, "* naive"));
 }
@@ -71,7 +71,7 @@ TEST_CASE("prism ops marks a variant chosen through PRISM_KERNELS") {
   CHECK(r.code == 0);
   const std::vector<std::string> matmul = op_block(r.out, "matmul");
   CHECK(any_line_has(matmul, "* naive"));
-  CHECK_FALSE(any_line_has(matmul, "* reference"));
+  CHECK_FALSE(any_line_has(matmul, "* optimized"));
 
   const RunResult bad = run_prism("ops", dir.path(), "PRISM_KERNELS=matmul=nosuch");
   REQUIRE(bad.exited);

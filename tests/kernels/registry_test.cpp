@@ -100,7 +100,7 @@ TEST_CASE("the built-in kernels are registered with their defaults") {
   REQUIRE(mm.find("reference"));
   CHECK(mm.find("naive")->tag == VariantTag::naive);
   CHECK(mm.find("reference")->tag == VariantTag::reference);
-  CHECK(mm.default_entry().name == "reference");
+  CHECK(mm.default_entry().name == "optimized");  // faster than Eigen (docs/PERFORMANCE.md)
   CHECK_FALSE(mm.cost_formula().empty());
   for (const char* op : {"sum", "mean", "max", "argmax"}) {
     CHECK(registry().at(op, Device::cpu).default_entry().name == "reference");
@@ -125,7 +125,7 @@ TEST_CASE("PRISM_REGISTER_KERNEL adds a user variant from a test file") {
   CHECK(e->tag == VariantTag::user);
   CHECK(e->has(DType::f32));
   CHECK_FALSE(e->has(DType::f64));
-  CHECK(mm.default_entry().name == "reference");  // registering does not change the default
+  CHECK(mm.default_entry().name == "optimized");  // registering does not change the default
   // The learner's mistakes were left out, not half-registered.
   CHECK(registry().find("no_such_op_anywhere", Device::cpu) == nullptr);
   CHECK(mm.find("user_unary_for_matmul") == nullptr);
@@ -189,7 +189,7 @@ TEST_CASE("priority: Use > set_variant > environment choice > default") {
       mm.chosen().name == mm.default_entry().name ? -1 : index_of(mm, mm.chosen().name);
 
   mm.set_choice(-1, /*from_env=*/true);
-  CHECK(mm.chosen().name == "reference");   // 4. the default
+  CHECK(mm.chosen().name == "optimized");   // 4. the default
   mm.set_choice(naive, /*from_env=*/true);  // as PRISM_KERNELS=matmul=naive would
   CHECK(mm.chosen().name == "naive");       // 3. beats the default
   set_variant("matmul", "reference");
@@ -212,14 +212,14 @@ TEST_CASE("priority: Use > set_variant > environment choice > default") {
   set_variant("matmul", "");
   CHECK(mm.chosen().name == "naive");  // back to the environment's choice
   mm.set_choice(-1, /*from_env=*/true);
-  CHECK(mm.chosen().name == "reference");
+  CHECK(mm.chosen().name == "optimized");
 
   // set_variant is seen by the front end too.
   set_variant("matmul", "naive");
   Tensor a = ones({3, 4}), b = ones({4, 2});
   CHECK(recorded_variant([&] { matmul(a, b); }, "matmul") == "naive");
   set_variant("matmul", "");
-  CHECK(recorded_variant([&] { matmul(a, b); }, "matmul") == "reference");
+  CHECK(recorded_variant([&] { matmul(a, b); }, "matmul") == "optimized");
 
   mm.set_choice(env_before, /*from_env=*/true);
 }
@@ -302,7 +302,7 @@ TEST_CASE("a bad spec leaves nothing half-applied") {
         "matmul=naive,softmax=naive,sum=reference,sum="}) {
     INFO(std::string(bad));
     CHECK_THROWS_AS(apply_kernel_choices(bad), Error);
-    CHECK(mm.chosen().name == "reference");
+    CHECK(mm.chosen().name == "optimized");
     CHECK(sm.chosen().name == "online");
     CHECK(su.chosen().name == "naive");  // an earlier choice survives a failed one
   }
@@ -312,7 +312,7 @@ TEST_CASE("a bad spec leaves nothing half-applied") {
     CHECK_THROWS_AS(Use("matmul", "bogus"), Error);
     CHECK(mm.chosen().name == "naive");
   }
-  CHECK(mm.chosen().name == "reference");
+  CHECK(mm.chosen().name == "optimized");
 }
 
 TEST_CASE("the profile's variant column names the kernel that ran, for every choice") {

@@ -1,0 +1,98 @@
+// The GPU runtime as the rest of prism sees it: plain C++, no CUDA headers.
+//
+// Everything above kernels/ (tensors, the profiler hooks, the CLI) talks to the GPU only through
+// these functions, so the same code builds with and without the CUDA toolkit. With CUDA
+// (kernels/cuda/runtime.cpp) they drive the first visible device; without it
+// (kernels/gpu_absent.cpp) `available()` is false and the rest throw an Error that says why.
+//
+// Nothing here runs during static initialisation: the CUDA context is created on the first call
+// that needs it, so a program that never asks for a GPU never touches one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace prism::kernels::gpu {
+
+// True when this binary was compiled with the CUDA backend.
+bool built();
+
+// True when a CUDA device can be used (built, a driver, at least one device). The first call
+// initialises CUDA; later calls return the cached answer.
+bool available();
+
+// Why available() is false, in words (e.g. "no CUDA-capable device is detected"); "" if it is
+// true.
+std::string unavailable_reason();
+
+// Throws an Error "<what>: CUDA is not available: <reason>" unless available().
+void require(const char* what);
+
+struct DeviceInfo {
+  std::string name;       // "NVIDIA H100 80GB HBM3"
+  int compute_major = 0;  // compute capability, e.g. 9.0
+  int compute_minor = 0;
+  int sm_count = 0;         // streaming multiprocessors
+  int64_t total_bytes = 0;  // device memory
+  double sm_clock_ghz = 0;  // peak SM clock
+  int64_t l2_bytes = 0;
+  int driver_version = 0;  // e.g. 13000 for 13.0
+  int runtime_version = 0;
+};
+DeviceInfo device_info();  // requires available()
+
+// ---- memory: a caching allocator in front of cudaMalloc ---------------------------------------
+// Device buffers are kept by size class after they are freed and handed out again, because
+// cudaMalloc and cudaFree synchronise the device and cost tens of microseconds each. The
+// profiler's memory tracker counts what tensors ask for (tensor/storage.cpp), not the cache.
+
+// A device buffer of at least `nbytes` (> 0) bytes, 256-byte aligned. Throws an Error naming
+// the size, the bytes in use and the bytes cached when the device is out of memory (after
+// giving the cache back and trying once more).
+void* allocate(size_t nbytes);
+// Returns a buffer from allocate(); `nbytes` must be the size asked for. Work queued on prism's
+// stream that still uses the buffer is safe: the next user of a recycled buffer runs on the
+// same stream, after it.
+void release(void* p, size_t nbytes);
+// Hands every cached, unused buffer back to the driver.
+void empty_cache();
+
+struct CacheStats {
+  int64_t reserved_bytes = 0;  // held from the driver: in use + cached
+  int64_t cached_bytes = 0;    // free, waiting for reuse
+  int64_t driver_allocs = 0;   // cudaMalloc calls since start
+  int64_t cache_hits = 0;      // allocations served from the cache
+};
+CacheStats cache_stats();
+
+// ---- copies and synchronisation (all on prism's stream) ---------------------------------------
+void copy_to_device(void* dst, const void* src, size_t nbytes);  // host -> device
+void copy_to_host(void* dst, const void* src, size_t nbytes);    // device -> host; waits
+void copy_on_device(void* dst, const void* src, size_t nbytes);  // device -> device
+void memset_zero(void* dst, size_t nbytes);
+// Waits for all work queued on prism's stream; throws an Error for an earlier kernel's fault.
+void synchronize();
+
+// ---- timing: CUDA events, read after the fact --------------------------------------------------
+// An op on the GPU returns as soon as its kernel is queued, so the host clock measures the
+// launch, not the work. The profiler brackets each GPU op with two events on prism's stream and
+// reads them only when the session stops: one wait at the end, none per op.
+
+// Starts a timing session: forgets earlier slots. Makes no GPU call; the session's first
+// timer_begin records the reference event that its GPU times are measured from.
+void timer_reset();
+// Records a start event and returns its slot (0 for the session's first).
+int32_t timer_begin();
+// Records the end event of a slot. Never throws (it runs in destructors).
+void timer_end(int32_t slot);
+// The slot's start (ns after the reference event) and duration (ns). The first call waits for
+// the device; false if the slot is unknown or its events failed.
+bool timer_read(int32_t slot, int64_t* start_ns, int64_t* dur_ns);
+
+// ---- NVTX: op names in Nsight Systems ----------------------------------------------------------
+// Push/pop a named range on this thread. Cheap no-ops unless a tool such as nsys is attached.
+void range_push(const char* name);
+void range_pop();
+
+}  // namespace prism::kernels::gpu
