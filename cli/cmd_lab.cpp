@@ -2,11 +2,14 @@
 // side by side (kernels/lab/lab.h has the method; this file is the command around it).
 //
 // The machine's peaks for "% of peak" come from `prism machine`'s cache; if there is none the
-// lab measures them once (a few seconds) unless --no-peak is given.
+// lab measures them once (a few seconds) unless --no-peak is given. With --device cuda the lab
+// times the CUDA variants (each checked against the CPU kernel) and measures the GPU's own roof
+// instead: cuBLAS SGEMM and a triad (about a second), not datasheet figures.
 #include <cstdio>
 #include <fstream>
 
 #include "cli/commands.h"
+#include "kernels/gpu_runtime.h"
 #include "kernels/lab/lab.h"
 #include "kernels/lab/lab_op.h"
 #include "kernels/registry.h"
@@ -16,27 +19,45 @@ namespace prism::cli {
 
 namespace {
 
-std::string list_text() {
-  std::string out = "ops the lab knows (prism lab OP; sizes as shown):\n";
+// Listing needs no GPU: it reads the registry, where the CUDA kernels are whenever prism was
+// built with CUDA.
+std::string list_text(Device device) {
+  std::string out = device == Device::cuda
+                        ? "ops the lab knows (prism lab OP --device cuda; sizes as shown; CUDA "
+                          "variants):\n"
+                        : "ops the lab knows (prism lab OP; sizes as shown):\n";
   for (const lab::LabOp& op : lab::lab_ops()) {
-    const kernels::OpKernels* k = kernels::registry().find(op.op, Device::cpu);
+    const kernels::OpKernels* k = kernels::registry().find(op.op, device);
     std::string variants;
     if (k) {
       for (const auto& e : k->entries()) variants += (variants.empty() ? "" : ", ") + e.name;
     }
+    if (variants.empty() && device == Device::cuda) variants = "(none on cuda)";
     out += "  " + op.op + std::string(op.op.size() < 24 ? 24 - op.op.size() : 1, ' ') + op.summary +
            "\n" + std::string(26, ' ') + "size: " + op.size_syntax + "\n" + std::string(26, ' ') +
            "variants: " + variants + "\n";
   }
+  if (device == Device::cuda && !kernels::gpu::built()) {
+    out += "(this prism was built without CUDA: no CUDA variants)\n";
+  }
   return out;
 }
 
-// Input problems the command alone can judge are usage errors (exit 2).
-void check_request(const LabCliOptions& o) {
+// The op and its sizes: usage errors (exit 2), judged before the device is.
+const lab::LabOp& check_op(const LabCliOptions& o) {
   try {
     const lab::LabOp& op = lab::find_lab_op(o.op);
     for (const std::string& s : o.sizes) op.make(s, 1);
-    const kernels::OpKernels& k = kernels::registry().at(op.op, Device::cpu);
+    return op;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// The variants, against the device's registry: usage errors too (exit 2).
+void check_variants(const LabCliOptions& o, const lab::LabOp& op, Device device) {
+  try {
+    const kernels::OpKernels& k = kernels::registry().at(op.op, device);
     for (const std::string& v : o.variants) {
       if (!k.at(v).has(DType::f32)) {
         throw Error("variant '" + v + "' of " + op.op + " has no float32 kernel");
@@ -51,15 +72,19 @@ void check_request(const LabCliOptions& o) {
 
 int run_lab(const LabCliOptions& o) {
   if (o.list) {
-    std::fputs(list_text().c_str(), stdout);
+    std::fputs(list_text(o.device == "cuda" ? Device::cuda : Device::cpu).c_str(), stdout);
     return 0;
   }
   if (o.op.empty()) throw UsageError("lab: name an op (prism lab --list shows them)");
-  check_request(o);
+  const lab::LabOp& op = check_op(o);
+  // cuda without a usable GPU is a run-time Error saying why (exit 1), not a usage error.
+  const Device device = device_from_flag(o.device);
+  check_variants(o, op, device);
   if (!o.json_path.empty()) check_writable(o.json_path, "JSON");
 
   lab::LabOptions opts;
   opts.op = o.op;
+  opts.device = device;
   opts.sizes = o.sizes;
   opts.variants = o.variants;
   opts.threads = o.threads;
@@ -67,7 +92,15 @@ int run_lab(const LabCliOptions& o) {
   opts.min_sample_ms = o.min_sample_ms;
   opts.max_variant_s = o.max_seconds;
   opts.seed = o.seed;
-  if (!o.no_peak) {
+  if (!o.no_peak && device == Device::cuda) {
+    // The GPU's practical roof, measured now (not cached: a GPU machine is usually lent). The
+    // report labels these figures so nobody reads %peak as a fraction of the datasheet peak.
+    std::fprintf(stderr, "measuring the GPU (cuBLAS SGEMM and a triad, about a second)...\n");
+    const kernels::gpu::GpuPeaks peaks = kernels::gpu::measure_peaks(5);
+    kernels::gpu::empty_cache();  // the measurement's large buffers, back to the driver
+    opts.peak_gflops = peaks.gemm_gflops;
+    opts.peak_gbs = peaks.triad_gbps;
+  } else if (!o.no_peak) {
     if (const profiler::MachinePeak* peak = profiler::machine_peak(true)) {
       opts.peak_gflops = peak->peak_gflops(o.threads);
       opts.peak_gbs = peak->peak_gbps(o.threads);

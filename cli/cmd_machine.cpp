@@ -1,6 +1,7 @@
 // `prism machine`: this machine's limits, the roof of every roofline. CPU, caches, the SIMD
 // path and flags this binary was built with, then per thread count the peak float32 FLOP/s
-// (an FMA microkernel), the STREAM triad and copy bandwidths, and the ridge point.
+// (an FMA microkernel), the STREAM triad and copy bandwidths, and the ridge point; and the
+// GPU's SGEMM rate and bandwidth when one is usable.
 //
 // The figures are cached (profiler/machine.h says where and keyed by what); `--refresh`
 // measures again. A run with --reps, --fma-ms or --stream-mib measures with those settings and
@@ -8,12 +9,15 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "kernels/gpu_runtime.h"
 #include "kernels/types.h"
 #include "profiler/machine.h"
 #include "profiler/text_table.h"
@@ -106,9 +110,45 @@ void print(const prof::MachinePeak& m, const std::string& source) {
   std::fputs(out.c_str(), stdout);
 }
 
-void write_json(const std::string& path, const prof::MachinePeak& m) {
+// The GPU's section: what the device is, and its measured SGEMM rate and triad bandwidth (not
+// cached: a GPU machine is usually lent, and the measurement takes a second). Without a usable
+// GPU, one line saying why.
+std::string gpu_section(const kernels::gpu::GpuPeaks* p) {
+  namespace gpu = kernels::gpu;
+  if (!p) return fmt::format("\nGPU:       none usable ({})\n", gpu::unavailable_reason());
+  const gpu::DeviceInfo d = gpu::device_info();
+  std::string out = fmt::format(
+      "\nGPU:       {} (compute {}.{}, {} SMs at up to {:.2f} GHz, {:.1f} GiB, L2 {})\n", d.name,
+      d.compute_major, d.compute_minor, d.sm_count, d.sm_clock_ghz,
+      static_cast<double>(d.total_bytes) / (1 << 30), mib_or_kib(d.l2_bytes));
+  out += fmt::format("driver:    {}.{}, runtime {}.{}\n", d.driver_version / 1000,
+                     d.driver_version % 1000 / 10, d.runtime_version / 1000,
+                     d.runtime_version % 1000 / 10);
+  out += fmt::format(
+      "SGEMM:     {:.0f} GFLOP/s best, {:.0f} median (cuBLAS, n = {}, float32, {} reps)\n",
+      p->gemm_gflops, p->gemm_gflops_median, p->gemm_n, p->reps);
+  out += fmt::format("triad:     {:.0f} GB/s best, {:.0f} median (3 arrays of {}, 12 B/element)\n",
+                     p->triad_gbps, p->triad_gbps_median, mib_or_kib(p->triad_bytes));
+  return out;
+}
+
+void write_json(const std::string& path, const prof::MachinePeak& m,
+                const kernels::gpu::GpuPeaks* g) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << prof::machine_to_json(m);
+  if (g) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(prof::machine_to_json(m));
+    j["gpu"] = {{"name", kernels::gpu::device_info().name},
+                {"sgemm_n", g->gemm_n},
+                {"sgemm_gflops", g->gemm_gflops},
+                {"sgemm_gflops_median", g->gemm_gflops_median},
+                {"triad_bytes", g->triad_bytes},
+                {"triad_gbps", g->triad_gbps},
+                {"triad_gbps_median", g->triad_gbps_median},
+                {"reps", g->reps}};
+    out << j.dump(2) << "\n";
+  } else {
+    out << prof::machine_to_json(m);
+  }
   out.close();
   if (!out) throw Error("cannot write the machine JSON to " + path);
 }
@@ -154,7 +194,13 @@ int run_machine(const MachineOptions& o) {
     peak.rows.resize(static_cast<size_t>(measure.max_threads));
   }
   print(peak, source);
-  if (!o.json_path.empty()) write_json(o.json_path, peak);
+  std::optional<kernels::gpu::GpuPeaks> gpu;
+  if (kernels::gpu::available()) {
+    std::fprintf(stderr, "measuring the GPU (cuBLAS SGEMM and a triad, about a second)...\n");
+    gpu = kernels::gpu::measure_peaks(measure.repetitions);
+  }
+  std::fputs(gpu_section(gpu ? &*gpu : nullptr).c_str(), stdout);
+  if (!o.json_path.empty()) write_json(o.json_path, peak, gpu ? &*gpu : nullptr);
   return 0;
 }
 

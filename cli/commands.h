@@ -99,7 +99,8 @@ struct LabCliOptions {
   double min_sample_ms = 20;
   double max_seconds = 20;
   uint64_t seed = 1;
-  bool no_peak = false;  // do not look up (or measure) the machine's peaks
+  bool no_peak = false;        // do not look up (or measure) the machine's peaks
+  std::string device = "cpu";  // cpu | cuda (the CUDA variants, checked against the CPU kernel)
   std::string json_path;
 };
 int run_lab(const LabCliOptions& opts);

@@ -183,6 +183,11 @@ void add_lab_options(CLI::App& cmd, prism::cli::LabCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed for the random inputs")->capture_default_str();
   cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peaks");
+  cmd.add_option("--device", o.device,
+                 "cpu, or cuda: time the CUDA variants, each checked against the CPU kernel "
+                 "(needs a GPU; with --list, shows the CUDA variants)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   cmd.add_option("--json", o.json_path, "write one row per variant and size as JSON")
       ->type_name("FILE");
 }

@@ -42,6 +42,14 @@ CacheStats cache_stats() {
   return {};
 }
 
+void* allocate_managed(size_t) {
+  fail("allocate_managed");
+}
+void release_managed(void*, size_t) {}
+void prefetch_to_device(const void*, size_t) {
+  fail("prefetch_to_device");
+}
+
 void copy_to_device(void*, const void*, size_t) {
   fail("copy_to_device");
 }
@@ -63,6 +71,10 @@ int32_t timer_begin() {
 void timer_end(int32_t) {}
 bool timer_read(int32_t, int64_t*, int64_t*) {
   return false;
+}
+
+GpuPeaks measure_peaks(int) {
+  fail("measure_peaks");
 }
 
 void range_push(const char*) {}

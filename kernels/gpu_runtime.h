@@ -66,6 +66,21 @@ struct CacheStats {
 };
 CacheStats cache_stats();
 
+// ---- managed (unified) memory: one pointer valid on the host and on the device ----------------
+// For tools that fill buffers on the host and hand the same pointers to CUDA kernels (the kernel
+// lab, kernels/lab/lab_memory.h). Not cached and not seen by the memory tracker: tensors use
+// allocate() above. Pages migrate on first touch; prefetch_to_device moves them ahead of time.
+
+// `nbytes` (> 0) of managed memory, 256-byte aligned (cudaMallocManaged); throws an Error naming
+// the size when CUDA is absent or the allocation fails. 0 bytes gives nullptr.
+void* allocate_managed(size_t nbytes);
+// Frees a buffer from allocate_managed (cudaFree, which waits for the device); nullptr is a
+// no-op. Never throws (it runs in destructors); an error is dropped.
+void release_managed(void* p, size_t nbytes);
+// Queues a migration of a managed range to the device on prism's stream (cudaMemPrefetchAsync).
+// A hint: a no-op where the device cannot prefetch (no concurrent managed access).
+void prefetch_to_device(const void* p, size_t nbytes);
+
 // ---- copies and synchronisation (all on prism's stream) ---------------------------------------
 void copy_to_device(void* dst, const void* src, size_t nbytes);  // host -> device
 void copy_to_host(void* dst, const void* src, size_t nbytes);    // device -> host; waits
@@ -82,13 +97,27 @@ void synchronize();
 // Starts a timing session: forgets earlier slots. Makes no GPU call; the session's first
 // timer_begin records the reference event that its GPU times are measured from.
 void timer_reset();
-// Records a start event and returns its slot (0 for the session's first).
+// Records a start event and returns its slot: a handle that grows within a session (the
+// session's first GPU op has the smallest) and never names a slot of another session.
 int32_t timer_begin();
 // Records the end event of a slot. Never throws (it runs in destructors).
 void timer_end(int32_t slot);
 // The slot's start (ns after the reference event) and duration (ns). The first call waits for
 // the device; false if the slot is unknown or its events failed.
 bool timer_read(int32_t slot, int64_t* start_ns, int64_t* dur_ns);
+
+// ---- the GPU's limits (what `prism machine` prints) ---------------------------------------------
+struct GpuPeaks {
+  int64_t gemm_n = 0;      // cuBLAS SGEMM size timed (n x n x n, float32, no TF32)
+  double gemm_gflops = 0;  // best of the repetitions
+  double gemm_gflops_median = 0;
+  int64_t triad_bytes = 0;  // each of the three triad arrays
+  double triad_gbps = 0;    // a = b + s c over float arrays far larger than L2: 12 B/element
+  double triad_gbps_median = 0;
+  int reps = 0;
+};
+// Times cuBLAS SGEMM and a triad kernel with CUDA events, `reps` times each (after a warm-up).
+GpuPeaks measure_peaks(int reps);
 
 // ---- NVTX: op names in Nsight Systems ----------------------------------------------------------
 // Push/pop a named range on this thread. Cheap no-ops unless a tool such as nsys is attached.

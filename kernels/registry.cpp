@@ -189,7 +189,8 @@ void parse_choices(std::string_view spec, bool from_env) {
   size_t pos = 0;
   while (pos <= spec.size()) {
     size_t comma = spec.find(',', pos);
-    std::string_view item = spec.substr(pos, comma == std::string_view::npos ? spec.npos : comma - pos);
+    std::string_view item =
+        spec.substr(pos, comma == std::string_view::npos ? spec.npos : comma - pos);
     pos = comma == std::string_view::npos ? spec.size() + 1 : comma + 1;
     if (item.empty()) continue;
     size_t eq = item.find('=');
@@ -207,9 +208,13 @@ void parse_choices(std::string_view spec, bool from_env) {
 
 }  // namespace
 
-void set_variant(std::string_view op, std::string_view variant) { choose(op, variant, false); }
+void set_variant(std::string_view op, std::string_view variant) {
+  choose(op, variant, false);
+}
 
-void apply_kernel_choices(std::string_view spec) { parse_choices(spec, false); }
+void apply_kernel_choices(std::string_view spec) {
+  parse_choices(spec, false);
+}
 
 void load_env_choices() {
   static std::once_flag once;
@@ -230,20 +235,29 @@ void load_env_choices() {
 }
 
 Use::Use(std::string_view op, std::string_view variant) {
-  const OpKernels* k = registry().find(op, Device::cpu);
-  if (!k) k = &registry().at(op, Device::cpu);
-  t_scoped.push_back({k, &k->at(variant)});
-  pushed_ = 1;
-  // The same choice on the GPU when it has that variant.
-  if (const OpKernels* g = registry().find(op, Device::cuda)) {
-    if (const KernelEntry* e = g->find(variant)) {
-      t_scoped.push_back({g, e});
-      pushed_ = 2;
-    }
+  // Like set_variant: every device of the op that has this variant runs it (a GPU-only variant
+  // such as matmul's "tiled" leaves the cpu alone); an Error only when no device has it.
+  const KernelEntry* chosen[2] = {nullptr, nullptr};
+  const OpKernels* kernels[2] = {registry().find(op, Device::cpu),
+                                 registry().find(op, Device::cuda)};
+  for (int d = 0; d < 2; ++d) {
+    if (kernels[d]) chosen[d] = kernels[d]->find(variant);
+  }
+  if (!chosen[0] && !chosen[1]) {
+    const OpKernels* any = kernels[0] ? kernels[0] : kernels[1];
+    if (!any) any = &registry().at(op, Device::cpu);  // throws: no such op
+    (void)any->at(variant);                           // throws, listing the variants
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (!chosen[d]) continue;
+    t_scoped.push_back({kernels[d], chosen[d]});
+    ++pushed_;
   }
 }
 
-Use::~Use() { t_scoped.resize(t_scoped.size() - static_cast<size_t>(pushed_)); }
+Use::~Use() {
+  t_scoped.resize(t_scoped.size() - static_cast<size_t>(pushed_));
+}
 
 void UserKernelRegistrar::report_registration_error(const char* op, const char* name,
                                                     const char* why) {

@@ -149,7 +149,8 @@ void apply_kernel_choices(std::string_view spec);
 // Reads PRISM_KERNELS (once); a bad value throws an Error naming what exists.
 void load_env_choices();
 
-// Scoped override on this thread: the highest priority.
+// Scoped override on this thread: the highest priority. Like set_variant it applies on every
+// device that has the variant; a name no device has is an Error listing the variants.
 class Use {
  public:
   Use(std::string_view op, std::string_view variant);

@@ -253,9 +253,14 @@ std::atomic<const GpuTimerHooks*> g_gpu_hooks{nullptr};
 void resolve_gpu_times(std::vector<OpRecord>& records) {
   const GpuTimerHooks* hooks = g_gpu_hooks.load();
   if (!hooks) return;
+  // Slots increase within a session: the smallest is the session's first GPU op.
   int64_t origin = -1;
+  int32_t first = -1;
   for (const OpRecord& r : records) {
-    if (r.gpu_slot == 0) origin = r.start_ns;
+    if (r.gpu_slot >= 0 && (first < 0 || r.gpu_slot < first)) {
+      first = r.gpu_slot;
+      origin = r.start_ns;
+    }
   }
   for (OpRecord& r : records) {
     if (r.gpu_slot < 0) continue;

@@ -46,7 +46,14 @@ void OpRecordScope::gpu_time() {
   }();
   (void)installed;
   if (!kernels::gpu::available()) return;  // the op will fail with its own, clearer error
-  gpu_slot_ = kernels::gpu::timer_begin();
+  try {
+    gpu_slot_ = kernels::gpu::timer_begin();
+  } catch (const Error&) {
+    // Called from the constructor after the record opened: throwing here would leave it (and
+    // the NVTX range) open, since no destructor runs. The op goes untimed on the GPU instead;
+    // a broken device reports itself at the op's own next CUDA call.
+    gpu_slot_ = -1;
+  }
   if (gpu_slot_ >= 0) profiler::attach_gpu_slot(handle_, gpu_slot_);
 }
 

@@ -28,6 +28,7 @@
 
 #include "kernels/cuda/attention_cuda.h"
 #include "kernels/cuda/cublas_gemm.h"
+#include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/kernel_list.h"
 
 namespace prism::kernels::cuda {
@@ -35,18 +36,8 @@ namespace {
 
 constexpr int kRowThreads = 256;
 
-__device__ __forceinline__ float dexp(float x) {
-  return expf(x);
-}
-__device__ __forceinline__ double dexp(double x) {
-  return exp(x);
-}
-__device__ __forceinline__ float dlog(float x) {
-  return logf(x);
-}
-__device__ __forceinline__ double dlog(double x) {
-  return log(x);
-}
+using math::dexp;
+using math::dlog;
 
 // The max (Max = true) or the sum of v over the block; every thread gets the result.
 template <bool Max, class T>

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"
+#include "kernels/cuda/elementwise_math.cuh"
 
 namespace prism::kernels::cuda::flash {
 
@@ -32,18 +33,9 @@ struct Config {
   static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G must be a power of two <= 32");
 };
 
-__device__ __forceinline__ float dexp(float x) {
-  return expf(x);
-}
-__device__ __forceinline__ double dexp(double x) {
-  return exp(x);
-}
-__device__ __forceinline__ float dlog(float x) {
-  return logf(x);
-}
-__device__ __forceinline__ double dlog(double x) {
-  return log(x);
-}
+// exp and log in T's precision (one definition for every CUDA file: elementwise_math.cuh).
+using math::dexp;
+using math::dlog;
 
 template <class T>
 __device__ __forceinline__ T neg_inf() {

@@ -37,6 +37,21 @@ __global__ void pack_strided(const T* __restrict__ src, T* __restrict__ dst, int
   }
 }
 
+// C_b = beta C_b over the m x n elements of each batch entry (row stride ldc, batch stride
+// c_bs): the product with an empty inner dimension, as BLAS defines it. With beta == 0 the
+// elements are set to 0 without being read (C may hold garbage or NaN).
+template <class T>
+__global__ void scale_c_kernel(T* __restrict__ c, int64_t batch, int64_t m, int64_t n, int64_t ldc,
+                               int64_t c_bs, T beta) {
+  const int64_t total = batch * m * n;
+  for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
+       e += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t j = e % n, i = (e / n) % m, b = e / (n * m);
+    T* p = c + b * c_bs + i * ldc + j;
+    *p = beta == T(0) ? T(0) : beta * *p;
+  }
+}
+
 // How cuBLAS sees an operand X [rows, cols]: it wants op(M) = X^T (see the header).
 struct CublasView {
   bool ok = false;
@@ -100,6 +115,14 @@ template <class T>
 void gemm(int64_t batch, int64_t m, int64_t n, int64_t k, T alpha, GemmOperand<T> a,
           GemmOperand<T> b, T beta, T* c, int64_t ldc, int64_t c_bs) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    // An empty sum. Not handed to cuBLAS: an [m, 0] operand has no valid leading dimension
+    // (its row stride is 0), and what cuBLAS does with k == 0 is not documented.
+    scale_c_kernel<T>
+        <<<grid_for(batch * m * n), kBlock, 0, stream()>>>(c, batch, m, n, ldc, c_bs, beta);
+    PRISM_CUDA_CHECK_LAUNCH("scale_c_kernel (gemm with k == 0)");
+    return;
+  }
   std::optional<DeviceBuffer> a_copy, b_copy;  // only for operands cuBLAS cannot read
   CublasView va, vb;
   const GemmOperand<T> A = usable(a, batch, m, k, a_copy, va);

@@ -85,9 +85,14 @@ void* allocate(size_t nbytes) {
   cudaError_t err = cudaMalloc(&p, cls);
   if (err == cudaErrorMemoryAllocation) {
     // Out of memory: cached buffers of other sizes may be what is missing. Give them back, retry.
+    // Kernels queued earlier may still read them: wait for the stream before freeing.
     (void)cudaGetLastError();
+    PRISM_CUDA_CHECK(cudaStreamSynchronize(cuda::stream()));
     c.drain();
     err = cudaMalloc(&p, cls);
+  }
+  if (err != cudaSuccess && err != cudaErrorMemoryAllocation) {
+    cuda::check(err, "cudaMalloc", __FILE__, __LINE__);  // not memory: an earlier fault, say
   }
   if (err != cudaSuccess) {
     (void)cudaGetLastError();

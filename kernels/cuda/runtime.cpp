@@ -145,13 +145,24 @@ void synchronize() {
 
 namespace {
 
+// Handles are `base + slot`: base grows by the slots a session used when the next one starts,
+// so a handle from an earlier session (an op still open when the session restarted) never
+// names a slot of the new one.
 struct Timer {
   std::mutex mu;
   cudaEvent_t reference = nullptr;
   std::vector<cudaEvent_t> starts, ends;
+  std::vector<bool> ended;  // the slot's end event was recorded in this session
+  int32_t base = 0;
   int32_t used = 0;
   bool waited = false;
   bool reference_pending = true;
+
+  // The slot of a handle from this session, or -1.
+  int32_t slot_of(int32_t handle) const {
+    const int32_t s = handle - base;
+    return handle >= base && s < used ? s : -1;
+  }
 };
 
 Timer& timer() {
@@ -170,6 +181,8 @@ cudaEvent_t new_event() {
 void timer_reset() {
   Timer& t = timer();
   std::lock_guard lock(t.mu);
+  // Handles stay unique across sessions; start again from 0 long before int32 runs out.
+  t.base = t.base + t.used > (1 << 30) ? 0 : t.base + t.used;
   t.used = 0;
   t.waited = false;
   t.reference_pending = true;  // recorded by the session's first GPU op: no GPU call here
@@ -188,10 +201,12 @@ int32_t timer_begin() {
   if (slot == t.starts.size()) {
     t.starts.push_back(new_event());
     t.ends.push_back(new_event());
+    t.ended.push_back(false);
   }
   PRISM_CUDA_CHECK(cudaEventRecord(t.starts[slot], cuda::stream()));
+  t.ended[slot] = false;
   t.waited = false;
-  return t.used++;
+  return t.base + t.used++;
 }
 
 void timer_end(int32_t slot) {
@@ -199,8 +214,11 @@ void timer_end(int32_t slot) {
   // the slot's events unusable and reports no GPU time for it.
   Timer& t = timer();
   std::lock_guard lock(t.mu);
-  if (slot < 0 || slot >= t.used) return;
-  if (cudaEventRecord(t.ends[static_cast<size_t>(slot)], cuda::stream()) != cudaSuccess) {
+  const int32_t s = t.slot_of(slot);
+  if (s < 0) return;
+  if (cudaEventRecord(t.ends[static_cast<size_t>(s)], cuda::stream()) == cudaSuccess) {
+    t.ended[static_cast<size_t>(s)] = true;
+  } else {
     (void)cudaGetLastError();
   }
 }
@@ -208,14 +226,15 @@ void timer_end(int32_t slot) {
 bool timer_read(int32_t slot, int64_t* start_ns, int64_t* dur_ns) {
   Timer& t = timer();
   std::lock_guard lock(t.mu);
-  if (slot < 0 || slot >= t.used) return false;
+  const int32_t slot_index = t.slot_of(slot);
+  if (slot_index < 0 || !t.ended[static_cast<size_t>(slot_index)]) return false;
   if (!t.waited) {
     // Everything was queued on one stream, so once it drains every event has completed.
     if (cudaStreamSynchronize(cuda::stream()) != cudaSuccess) return false;
     t.waited = true;
   }
   float to_start = 0, dur = 0;  // milliseconds, about half a microsecond resolution
-  const auto s = static_cast<size_t>(slot);
+  const auto s = static_cast<size_t>(slot_index);
   if (cudaEventElapsedTime(&to_start, t.reference, t.starts[s]) != cudaSuccess ||
       cudaEventElapsedTime(&dur, t.starts[s], t.ends[s]) != cudaSuccess) {
     (void)cudaGetLastError();

@@ -8,10 +8,14 @@
 // Guards hold a NaN with a payload no arithmetic produces, compared bit for bit. Before a
 // validation run the data is filled with an ordinary quiet NaN too, so an output element the
 // kernel forgot to write shows up as NaN in the comparison.
+//
+// The storage is a LabVector (lab_memory.h): host memory on the cpu, managed memory that a CUDA
+// kernel can write when the lab runs on cuda; the guards sit in the same block either way.
 #pragma once
 
 #include <cstdint>
-#include <vector>
+
+#include "kernels/lab/lab_memory.h"
 
 namespace prism::lab {
 
@@ -33,7 +37,7 @@ class GuardedBuffer {
 
  private:
   int64_t n_;
-  std::vector<float> storage_;
+  LabVector<float> storage_;
 };
 
 }  // namespace prism::lab

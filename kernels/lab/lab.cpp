@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/gpu_runtime.h"
+#include "kernels/lab/lab_memory.h"
 #include "kernels/lab/lab_op.h"
 #include "profiler/clock.h"
 #include "profiler/statistics.h"
@@ -46,15 +48,28 @@ double normalized_error(Case& got, Case& ref) {
   return max_ref > 0 ? max_diff / max_ref : max_diff;
 }
 
+// On cuda `baseline` is a CPU kernel and `variant` a CUDA one, on the same (managed) buffers.
 ValidationCheck check_one(const LabOp& op, const kernels::KernelEntry& variant,
                           const kernels::KernelEntry& baseline, const std::string& size,
-                          uint64_t seed) {
+                          uint64_t seed, Device device) {
   auto ref = op.make(size, seed);
   auto got = op.make(size, seed);
   ref->prepare_validation();
   ref->run(baseline);
   got->prepare_validation();
-  got->run(variant);
+  if (device == Device::cuda) {
+    try {
+      got->run(variant);
+      kernels::gpu::synchronize();  // the kernel only queued its work; the host reads next
+    } catch (const Error& e) {
+      // A fault inside a kernel (an illegal address) poisons the CUDA context: nothing after it
+      // can run, so the lab stops here and names the culprit.
+      throw Error("lab " + op.op + ": CUDA variant '" + variant.name + "' failed on size " + size +
+                  ": " + e.what());
+    }
+  } else {
+    got->run(variant);
+  }
   ValidationCheck c;
   c.size = size;
   for (const Output& o : got->outputs()) c.guards_ok = c.guards_ok && o.buffer->guards_intact();
@@ -83,6 +98,28 @@ std::vector<const kernels::KernelEntry*> chosen_variants(const kernels::OpKernel
   }
   for (const std::string& name : opts.variants) out.push_back(&k.at(name));  // Error if unknown
   return out;
+}
+
+// Median, interval, err%, GFLOP/s, GB/s and the % of peak and roofline of a timed row.
+void summarize_row(const LabOptions& opts, TimingRow& row) {
+  const stats::Summary s = stats::summarize(row.samples_ns, opts.seed);
+  row.timed = true;
+  row.median_ns = s.median;
+  row.ci_low_ns = s.ci_low;
+  row.ci_high_ns = s.ci_high;
+  row.err_pct = s.err_pct;
+  row.mad_ns = s.mad;
+  row.unstable = s.unstable;
+  row.gflops = row.flops / s.median;  // FLOPs per ns = GFLOP/s
+  row.gbs = row.bytes / s.median;
+  if (opts.peak_gflops > 0) row.pct_peak_flops = 100 * row.gflops / opts.peak_gflops;
+  if (opts.peak_gbs > 0) row.pct_peak_bw = 100 * row.gbs / opts.peak_gbs;
+  if (opts.peak_gflops > 0 && opts.peak_gbs > 0 && row.bytes > 0) {
+    // Roofline: the best a kernel of this arithmetic intensity can do on this machine.
+    const double intensity = static_cast<double>(row.flops) / row.bytes;
+    const double attainable = std::min(opts.peak_gflops, intensity * opts.peak_gbs);
+    row.pct_roofline = attainable > 0 ? 100 * row.gflops / attainable : 0;
+  }
 }
 
 // Times `variant` on `c`, filling the timing fields of `row`.
@@ -117,24 +154,68 @@ void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions
     for (int64_t i = 0; i < calls; ++i) c.run(variant);
     row.samples_ns.push_back(static_cast<double>(profiler::now_ns() - t0) / calls);
   }
-  const stats::Summary s = stats::summarize(row.samples_ns, opts.seed);
-  row.timed = true;
-  row.median_ns = s.median;
-  row.ci_low_ns = s.ci_low;
-  row.ci_high_ns = s.ci_high;
-  row.err_pct = s.err_pct;
-  row.mad_ns = s.mad;
-  row.unstable = s.unstable;
-  row.gflops = row.flops / s.median;  // FLOPs per ns = GFLOP/s
-  row.gbs = row.bytes / s.median;
-  if (opts.peak_gflops > 0) row.pct_peak_flops = 100 * row.gflops / opts.peak_gflops;
-  if (opts.peak_gbs > 0) row.pct_peak_bw = 100 * row.gbs / opts.peak_gbs;
-  if (opts.peak_gflops > 0 && opts.peak_gbs > 0 && row.bytes > 0) {
-    // Roofline: the best a kernel of this arithmetic intensity can do on this machine.
-    const double intensity = static_cast<double>(row.flops) / row.bytes;
-    const double attainable = std::min(opts.peak_gflops, intensity * opts.peak_gbs);
-    row.pct_roofline = attainable > 0 ? 100 * row.gflops / attainable : 0;
+  summarize_row(opts, row);
+}
+
+// The timing of a CUDA variant.
+//
+// Clock. A launch returns as soon as the kernel is queued, so a host clock around one call
+// measures the launch, not the work. Each sample is `calls` launches back to back closed by one
+// gpu::synchronize(), timed on the wall clock (profiler::now_ns, std::chrono::steady_clock; not
+// a CPU-time clock, which would not advance while the host waits for the GPU). Time per call is
+// then the GPU's throughput on this kernel with the launch costs and any host work of the
+// variant (cuBLAS setup, a scratch allocation) included, as a training step pays them; the one
+// synchronisation (~10 us) is spread over a sample of at least min_sample_ms. CUDA events
+// (gpu::timer_*) would time the stream alone; with back-to-back launches they agree within that
+// margin, except for a variant whose host side is the bottleneck, which a learner should see.
+//
+// Memory. The case's buffers are managed memory written on the host; they are prefetched to the
+// GPU first, so the first call (the cost estimate) measures the kernel, not page migration.
+void time_variant_gpu(Case& c, const kernels::KernelEntry& variant, const LabOptions& opts,
+                      TimingRow& row) {
+  namespace gpu = kernels::gpu;
+  prefetch_lab_buffers();
+  gpu::synchronize();
+  int64_t t0 = profiler::now_ns();
+  c.run(variant);
+  gpu::synchronize();
+  double one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0));
+  const int reps = std::max(opts.repetitions, 1);
+  const double min_sample_ns = opts.min_sample_ms * 1e6;
+  const double estimate_s = std::max(one_ns, min_sample_ns) * (reps + 2) * 1e-9;
+  if (estimate_s > opts.max_variant_s) {
+    row.note = "not timed: one call takes " + std::to_string(one_ns * 1e-9).substr(0, 5) +
+               " s, the samples would take ~" + std::to_string(static_cast<int>(estimate_s)) +
+               " s (raise --max-seconds)";
+    return;
   }
+  // Warm-up: at least 2 more calls and about one sample's worth of time, each call waited for
+  // (launching a slow kernel unchecked could queue minutes of work).
+  t0 = profiler::now_ns();
+  int warm = 0;
+  while (warm < 2 || static_cast<double>(profiler::now_ns() - t0) < min_sample_ns) {
+    c.run(variant);
+    gpu::synchronize();
+    ++warm;
+  }
+  one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / warm);
+  // A wait after every call overstates a short kernel by the launch-and-wait round trip, so
+  // calibrate once more the way samples run: a batch of launches closed by one wait. The batch
+  // lasts at most about one sample, since batched calls are no slower than waited ones.
+  int64_t calls = std::max<int64_t>(1, static_cast<int64_t>(min_sample_ns / one_ns));
+  t0 = profiler::now_ns();
+  for (int64_t i = 0; i < calls; ++i) c.run(variant);
+  gpu::synchronize();
+  one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / calls);
+  calls = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_sample_ns / one_ns)));
+  row.calls_per_sample = calls;
+  for (int r = 0; r < reps; ++r) {
+    t0 = profiler::now_ns();
+    for (int64_t i = 0; i < calls; ++i) c.run(variant);
+    gpu::synchronize();
+    row.samples_ns.push_back(static_cast<double>(profiler::now_ns() - t0) / calls);
+  }
+  summarize_row(opts, row);
 }
 
 // Fills the speed-up columns of each timed row of one size against `naive` and `ref`.
@@ -166,7 +247,16 @@ void add_speedups(std::vector<TimingRow*>& rows, const TimingRow* naive, const T
 
 LabResult run_lab(const LabOptions& opts) {
   const LabOp& op = find_lab_op(opts.op);
-  const kernels::OpKernels& k = kernels::registry().at(op.op, Device::cpu);
+  const bool gpu = opts.device == Device::cuda;
+  if (opts.device != Device::cpu && !gpu) {
+    throw Error(std::string("lab: runs on cpu or cuda, not ") + device_name(opts.device));
+  }
+  if (gpu) kernels::gpu::require("lab --device cuda");
+  // The CPU kernels are the yardstick on either device; on cuda the CUDA kernels are timed.
+  const kernels::OpKernels& cpu_kernels = kernels::registry().at(op.op, Device::cpu);
+  const kernels::OpKernels& k = gpu ? kernels::registry().at(op.op, Device::cuda) : cpu_kernels;
+  // Every buffer a case makes from here on is memory the timed kernels can reach (lab_memory.h).
+  const ScopedLabDevice buffers_for(opts.device);
   const std::vector<std::string> sizes = opts.sizes.empty() ? op.default_sizes : opts.sizes;
   for (const std::string& s : sizes) op.make(s, opts.seed);  // a bad size fails before any work
 
@@ -179,13 +269,27 @@ LabResult run_lab(const LabOptions& opts) {
 
   LabResult result;
   result.op = op.op;
+  result.device = opts.device;
+  if (gpu) result.device_name = kernels::gpu::device_info().name;
   result.threads = std::max(opts.threads, 1);
   result.tolerance = op.tolerance;
   result.peak_gflops = opts.peak_gflops;
   result.peak_gbs = opts.peak_gbs;
-  const kernels::KernelEntry& baseline = baseline_of(k);
+  const kernels::KernelEntry& baseline = baseline_of(cpu_kernels);
   result.baseline = baseline.name;
   const auto variants = chosen_variants(k, opts);
+  // The "x reference" column: the baseline on the cpu; on cuda the CUDA reference (cuBLAS), if
+  // the op has one (the CPU baseline is not timed there).
+  std::string timed_reference = baseline.name;
+  if (gpu) {
+    timed_reference.clear();
+    for (const auto& e : k.entries()) {
+      if (e.tag == kernels::VariantTag::reference && e.has(DType::f32)) {
+        timed_reference = e.name;
+        break;
+      }
+    }
+  }
 
   // 1. Validation: odd sizes, then the sizes about to be timed.
   std::vector<std::string> check_sizes = op.validation_sizes;
@@ -196,7 +300,7 @@ LabResult run_lab(const LabOptions& opts) {
     vv.tag = kernels::tag_name(v->tag);
     uint64_t seed = opts.seed;
     for (const std::string& s : check_sizes) {
-      ValidationCheck c = check_one(op, *v, baseline, s, ++seed);
+      ValidationCheck c = check_one(op, *v, baseline, s, ++seed, opts.device);
       vv.valid = vv.valid && c.ok;
       if (std::isnan(c.error) || c.error > vv.worst_error) vv.worst_error = c.error;
       vv.checks.push_back(std::move(c));
@@ -220,17 +324,25 @@ LabResult run_lab(const LabOptions& opts) {
       row.flops = cost.flops;
       row.bytes = cost.bytes;
       row.workspace_bytes = c->workspace_bytes(v);
-      if (!row.valid)
+      if (!row.valid) {
         row.note = "not timed: failed validation";
-      else
+      } else if (gpu) {
+        try {
+          time_variant_gpu(*c, v, opts, row);
+        } catch (const Error& e) {
+          throw Error("lab " + op.op + ": CUDA variant '" + v.name + "' failed while timing size " +
+                      s + ": " + e.what());
+        }
+      } else {
         time_variant(*c, v, opts, row);
+      }
       result.rows.push_back(std::move(row));
     }
     const TimingRow *naive = nullptr, *ref = nullptr;
     for (size_t i = first; i < result.rows.size(); ++i) {
       size_rows.push_back(&result.rows[i]);
       if (!naive && result.rows[i].tag == "naive") naive = &result.rows[i];
-      if (result.rows[i].variant == baseline.name && result.rows[i].tag == "reference") {
+      if (result.rows[i].variant == timed_reference && result.rows[i].tag == "reference") {
         ref = &result.rows[i];
       }
     }

@@ -14,16 +14,25 @@
 //      bootstrap interval of the ratio and a Mann-Whitney test of "faster".
 // Kernels are called directly on raw buffers (lab_op.h): no tensors, autograd or profiler in
 // the timed loop.
+//
+// On cuda (`--device cuda`) the variants are the op's CUDA kernels and the baseline is the CPU
+// kernel (the CPU's reference variant, else its naive one) run on the same inputs: the buffers are
+// CUDA managed memory (lab_memory.h), valid on both sides. Guards and NaN poison work as on the
+// cpu; the host reads outputs only after the GPU has finished. Timing is on the wall clock, each
+// sample a batch of launches closed by one synchronisation (see time_variant in lab.cpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kernels/types.h"
+
 namespace prism::lab {
 
 struct LabOptions {
   std::string op;
+  Device device = Device::cpu;        // cpu or cuda (the CUDA variants, checked against the CPU)
   std::vector<std::string> sizes;     // empty: the op's default sizes
   std::vector<std::string> variants;  // empty: every registered variant
   int threads = 1;
@@ -31,7 +40,9 @@ struct LabOptions {
   double min_sample_ms = 20;  // each sample lasts at least this long
   double max_variant_s = 20;  // a variant whose estimated timing exceeds this is not timed
   uint64_t seed = 1;
-  // The machine's measured peaks at this thread count (prism machine); 0 = unknown.
+  // The machine's measured peaks at this thread count (prism machine); 0 = unknown. On cuda: the
+  // GPU's measured cuBLAS SGEMM rate and triad bandwidth (gpu::measure_peaks), not datasheet
+  // figures.
   double peak_gflops = 0;
   double peak_gbs = 0;
 };
@@ -66,8 +77,8 @@ struct TimingRow {
   double gflops = 0, gbs = 0;
   double pct_peak_flops = 0, pct_peak_bw = 0, pct_roofline = 0;  // 0 when the peak is unknown
   int64_t workspace_bytes = 0;
-  // Speed-up of this variant over the naive-tagged variant / over the reference: median ratio and its interval;
-  // 0 when that baseline was not timed. *_faster: Mann-Whitney one-sided p < 0.05.
+  // Speed-up of this variant over the naive-tagged variant / over the reference: median ratio and
+  // its interval; 0 when that baseline was not timed. *_faster: Mann-Whitney one-sided p < 0.05.
   double x_naive = 0, x_naive_low = 0, x_naive_high = 0;
   double x_ref = 0, x_ref_low = 0, x_ref_high = 0;
   bool faster_than_ref = false, slower_than_ref = false;
@@ -76,15 +87,18 @@ struct TimingRow {
 
 struct LabResult {
   std::string op;
-  std::string baseline;  // the variant every other is validated against
-  int threads = 1;
+  Device device = Device::cpu;  // where the timed variants ran
+  std::string device_name;      // the GPU's name on cuda, "" on the cpu
+  std::string baseline;         // the variant every other is validated against (a CPU variant)
+  int threads = 1;              // OpenMP threads (on cuda: of the CPU baseline)
   double tolerance = 0;
   double peak_gflops = 0, peak_gbs = 0;
   std::vector<VariantValidation> validation;
   std::vector<TimingRow> rows;  // size-major, then variants in registry order
 };
 
-// Runs the lab. Throws prism::Error on an unknown op, size or variant.
+// Runs the lab. Throws prism::Error on an unknown op, size or variant, and on cuda when CUDA is
+// not available or a CUDA kernel faults.
 LabResult run_lab(const LabOptions& opts);
 
 // The human-readable report and the JSON document (one row per variant and size).

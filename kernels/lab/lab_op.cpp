@@ -25,8 +25,8 @@ float InputRng::uniform(float low, float high) {
   return low + (high - low) * u;
 }
 
-std::vector<float> InputRng::vector(int64_t n, float low, float high) {
-  std::vector<float> v(static_cast<size_t>(n));
+LabVector<float> InputRng::vector(int64_t n, float low, float high) {
+  LabVector<float> v(static_cast<size_t>(n));
   for (float& x : v) x = uniform(low, high);
   return v;
 }

@@ -16,6 +16,7 @@
 
 #include "kernels/args.h"
 #include "kernels/lab/guarded_buffer.h"
+#include "kernels/lab/lab_memory.h"
 #include "kernels/registry.h"
 #include "profiler/cost.h"
 
@@ -46,13 +47,14 @@ class Case {
 };
 
 // Random inputs in [-1, 1), reproducible from a seed (splitmix64): every variant of one
-// validation sees exactly the same numbers.
+// validation sees exactly the same numbers. vector() gives a LabVector (lab_memory.h), memory a
+// kernel on the lab's device can read.
 class InputRng {
  public:
   explicit InputRng(uint64_t seed) : state_(seed) {}
   uint64_t next_u64();
   float uniform(float low = -1.f, float high = 1.f);
-  std::vector<float> vector(int64_t n, float low = -1.f, float high = 1.f);
+  LabVector<float> vector(int64_t n, float low = -1.f, float high = 1.f);
 
  private:
   uint64_t state_;

@@ -5,6 +5,7 @@
 // pool size "PxHxW[:kKsSpP]": P planes (images x channels) of H x W, window K (default 2),
 // stride S (default K), padding P (default 0).
 // Costs mirror tensor/costs.cpp (docs/COSTS.md): 2 MACs-worth of FLOPs per multiply-add.
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -60,8 +61,15 @@ class ConvCase : public Case {
                               : which == ConvOp::backward_input ? a_.n * a_.c * a_.h * a_.w
                                                                 : a_.o * a_.c * a_.kh * a_.kw;
     out_ = GuardedBuffer(out_numel);
-    // The same scratch the tensor layer gives a non-naive variant (tensor/ops/conv.cpp).
-    workspace_.resize(static_cast<size_t>(a_.c * a_.kh * a_.kw * a_.ho * a_.wo));
+    // The same scratch the tensor layer gives a non-naive variant (tensor/ops/conv.cpp): one
+    // image's patch matrix on the cpu; on cuda as many images as fit in 2^25 elements, so each
+    // GEMM of the im2col kernel is large enough to fill the GPU.
+    const int64_t per_image = std::max<int64_t>(1, a_.c * a_.kh * a_.kw * a_.ho * a_.wo);
+    const int64_t images =
+        lab_device() == Device::cuda
+            ? std::clamp<int64_t>((int64_t{1} << 25) / per_image, 1, std::max<int64_t>(a_.n, 1))
+            : 1;
+    workspace_.resize(static_cast<size_t>(a_.c * a_.kh * a_.kw * a_.ho * a_.wo * images));
     a_.x = which == ConvOp::backward_input ? nullptr : x_.data();
     a_.weight = which == ConvOp::backward_weight ? nullptr : weight_.data();
     a_.bias = which == ConvOp::forward ? bias_.data() : nullptr;
@@ -91,7 +99,7 @@ class ConvCase : public Case {
 
  private:
   ConvOp which_;
-  std::vector<float> x_, weight_, bias_, dy_, workspace_;
+  LabVector<float> x_, weight_, bias_, dy_, workspace_;
   GuardedBuffer out_;
   kernels::Conv2dArgs<float> a_;
 };
@@ -171,8 +179,8 @@ class PoolCase : public Case {
 
  private:
   bool max_, backward_;
-  std::vector<float> x_, dy_;
-  std::vector<int64_t> index_;
+  LabVector<float> x_, dy_;
+  LabVector<int64_t> index_;
   GuardedBuffer out_;
   kernels::Pool2dArgs<float> a_;
 };

@@ -81,7 +81,7 @@ class UnaryCase : public Case {
 
  private:
   int64_t flops_;
-  std::vector<float> x_;
+  LabVector<float> x_;
   GuardedBuffer out_;
   kernels::UnaryArgs<float> args_;
 };
@@ -116,7 +116,7 @@ class BinaryCase : public Case {
 
  private:
   int64_t flops_;
-  std::vector<float> a_, b_;
+  LabVector<float> a_, b_;
   GuardedBuffer out_;
   kernels::BinaryArgs<float> args_;
 };

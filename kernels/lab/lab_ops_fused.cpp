@@ -46,7 +46,7 @@ class LayerNormCase : public Case {
   }
 
  private:
-  std::vector<float> x_, w_, b_;
+  LabVector<float> x_, w_, b_;
   GuardedBuffer out_, mean_, rstd_;
   kernels::LayerNormArgs<float> a_;
 };
@@ -81,9 +81,9 @@ class CrossEntropyCase : public Case {
   }
 
  private:
-  std::vector<float> logits_, workspace_;
-  std::vector<int64_t> target_;
-  std::vector<double> lse_;
+  LabVector<float> logits_, workspace_;
+  LabVector<int64_t> target_;
+  LabVector<double> lse_;
   GuardedBuffer loss_;
   kernels::CrossEntropyArgs<float> a_;
 };
@@ -107,11 +107,14 @@ AttentionShape parse_attention(const std::string& op, const std::string& size) {
   return {v[0], v[1], v[2], v[3], form == "causal"};
 }
 
-// The scratch the front end gives a variant (tensor/ops/attention.cpp).
-int64_t attention_workspace(const kernels::KernelEntry& v, const AttentionShape& s) {
+// The scratch the front end gives a variant (tensor/ops/attention.cpp). On cuda a tiled variant
+// keeps its tiles in shared memory and registers: no scratch forward, one value per query row
+// (D_i = dout_i . out_i) backward.
+int64_t attention_workspace(const kernels::KernelEntry& v, const AttentionShape& s, bool backward) {
   const bool tiled = v.tag == kernels::VariantTag::fused || v.tag == kernels::VariantTag::optimized;
-  return tiled ? kernels::attention_tiled_workspace(s.l, s.d, omp_get_max_threads())
-               : kernels::attention_scores_workspace(s.b, s.h, s.l, s.l);
+  if (!tiled) return kernels::attention_scores_workspace(s.b, s.h, s.l, s.l);
+  if (lab_device() == Device::cuda) return backward ? s.b * s.h * s.l : 0;
+  return kernels::attention_tiled_workspace(s.l, s.d, omp_get_max_threads());
 }
 
 void fill_strides(int64_t (&st)[4], const AttentionShape& s) {
@@ -133,7 +136,7 @@ class AttentionCase : public Case {
     if (backward) {
       // Backward reads the forward's out and lse: compute them once with the naive kernel.
       const auto& naive = kernels::registry().at("attention", Device::cpu).at("naive");
-      std::vector<float> ws(static_cast<size_t>(attention_workspace(naive, s)));
+      LabVector<float> ws(static_cast<size_t>(attention_workspace(naive, s, false)));
       kernels::AttentionArgs<float> f = forward_args();
       f.workspace = ws.data();
       f.workspace_size = static_cast<int64_t>(ws.size());
@@ -142,7 +145,7 @@ class AttentionCase : public Case {
   }
 
   void run(const kernels::KernelEntry& v) override {
-    std::vector<float>& ws = workspace_for(v);
+    LabVector<float>& ws = workspace_for(v);
     if (!backward_) {
       kernels::AttentionArgs<float> a = forward_args();
       a.workspace = ws.data();
@@ -179,7 +182,7 @@ class AttentionCase : public Case {
                      : costs::attention(shape, shape, s_.causal, 4);
   }
   int64_t workspace_bytes(const kernels::KernelEntry& v) const override {
-    return 4 * attention_workspace(v, s_);
+    return 4 * attention_workspace(v, s_, backward_);
   }
 
  private:
@@ -193,16 +196,16 @@ class AttentionCase : public Case {
     return a;
   }
   // One scratch buffer per variant kind, made on first use (timing must not allocate).
-  std::vector<float>& workspace_for(const kernels::KernelEntry& v) {
-    std::vector<float>& ws = naive_tag(v) || v.tag == kernels::VariantTag::user ? scores_ : tiles_;
-    const size_t need = static_cast<size_t>(attention_workspace(v, s_));
+  LabVector<float>& workspace_for(const kernels::KernelEntry& v) {
+    LabVector<float>& ws = naive_tag(v) || v.tag == kernels::VariantTag::user ? scores_ : tiles_;
+    const size_t need = static_cast<size_t>(attention_workspace(v, s_, backward_));
     if (ws.size() < need) ws.resize(need);
     return ws;
   }
 
   AttentionShape s_;
   bool backward_;
-  std::vector<float> q_, k_, v_, dout_, scores_, tiles_;
+  LabVector<float> q_, k_, v_, dout_, scores_, tiles_;
   GuardedBuffer out_, lse_, dq_, dk_, dv_;
 };
 
@@ -230,7 +233,7 @@ class LinearGeluCase : public Case {
   }
 
  private:
-  std::vector<float> x_, w_, b_;
+  LabVector<float> x_, w_, b_;
   GuardedBuffer z_, y_;
   kernels::LinearGeluArgs<float> a_;
 };

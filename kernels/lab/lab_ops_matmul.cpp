@@ -40,7 +40,7 @@ class MatmulCase : public Case {
   }
 
  private:
-  std::vector<float> a_, b_;
+  LabVector<float> a_, b_;
   GuardedBuffer c_;
   kernels::MatmulArgs<float> args_;
 };

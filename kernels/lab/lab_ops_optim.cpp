@@ -14,14 +14,21 @@ namespace {
 constexpr const char* kSyntax = "N (number of parameters)";
 
 // Copies `from` into a guarded buffer's data.
-void load(GuardedBuffer& to, const std::vector<float>& from) {
+void load(GuardedBuffer& to, const LabVector<float>& from) {
   std::memcpy(to.data(), from.data(), from.size() * sizeof(float));
 }
 
 // The unfused (naive-tagged) variants get the temporaries the front end would allocate for
-// them (tensor/ops/optim.cpp); fused ones get none.
-std::vector<float>& scratch(int64_t n) {
-  thread_local std::vector<float> buf;
+// them (tensor/ops/optim.cpp); fused ones get none. Kept across cases so timing never allocates;
+// made again when the lab's device changes, since a buffer from a cpu run is host memory that a
+// CUDA kernel cannot touch (lab_memory.h).
+LabVector<float>& scratch(int64_t n) {
+  thread_local LabVector<float> buf;
+  thread_local Device made_for = Device::cpu;
+  if (made_for != lab_device()) {
+    LabVector<float>().swap(buf);  // frees the old block the way it was made
+    made_for = lab_device();
+  }
   if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
   return buf;
 }
@@ -62,7 +69,7 @@ class SgdCase : public Case {
   profiler::Cost cost() const override { return {6 * a_.numel, 0, 20 * a_.numel}; }
 
  private:
-  std::vector<float> param0_, grad_, velocity0_;
+  LabVector<float> param0_, grad_, velocity0_;
   GuardedBuffer param_, velocity_;
   kernels::SgdArgs<float> a_;
 };
@@ -103,7 +110,7 @@ class AdamCase : public Case {
   profiler::Cost cost() const override { return {14 * a_.numel, 0, 28 * a_.numel}; }
 
  private:
-  std::vector<float> param0_, grad_, m0_, v0_;
+  LabVector<float> param0_, grad_, m0_, v0_;
   GuardedBuffer param_, m_, v_;
   kernels::AdamArgs<float> a_;
 };

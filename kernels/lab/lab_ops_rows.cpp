@@ -48,8 +48,8 @@ class ReduceCase : public Case {
   }
 
  private:
-  std::vector<float> x_;
-  std::vector<int64_t> index_;
+  LabVector<float> x_;
+  LabVector<int64_t> index_;
   GuardedBuffer out_;
   kernels::ReduceArgs<float> args_;
 };
@@ -77,7 +77,7 @@ class SoftmaxCase : public Case {
   }
 
  private:
-  std::vector<float> x_;
+  LabVector<float> x_;
   GuardedBuffer out_;
   kernels::SoftmaxArgs<float> args_;
 };

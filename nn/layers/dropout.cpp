@@ -14,6 +14,9 @@ Tensor Dropout::forward(const Tensor& x) {
   if (!is_training() || p_ == 0) return x;
   if (p_ == 1) return x * 0.0;  // everything dropped (1/(1-p) would be infinite)
   // The scale is folded into the mask (no gradient flows into it), then one multiply with x.
+  // The mask is drawn on the host from prism's generator (the same numbers on every device) and
+  // made where x lives.
+  DefaultDevice on(x.device());
   Tensor mask = bernoulli(x.shape(), 1 - p_, x.dtype()) * (1 / (1 - p_));
   return x * mask;
 }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "kernels/gpu_runtime.h"
 #include "tests/cli/cli_run.h"
 
 using namespace prism::cli_test;
@@ -54,4 +55,36 @@ TEST_CASE("prism lab: unknown ops, bad sizes and unknown variants are usage erro
   const RunResult none = run_prism("lab", dir.path());
   CHECK(none.code == 2);
   CHECK(contains(none.err, "--list"));
+}
+
+TEST_CASE("prism lab --device cuda without a usable GPU exits 1 saying why") {
+  if (prism::kernels::gpu::available()) {
+    MESSAGE("skipped: a GPU is available here (the CUDA lab is tested in tests/cuda/lab_test.cpp)");
+    return;
+  }
+  TempDir dir;
+  const RunResult r =
+      run_prism("lab matmul --device cuda --sizes 8 --reps 1 --no-peak", dir.path());
+  REQUIRE(r.exited);
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(contains(r.err, "CUDA is not available"), r.err);
+  // A bad op or size is still a usage error, judged before the device.
+  const RunResult op = run_prism("lab nosuch --device cuda", dir.path());
+  CHECK(op.code == 2);
+}
+
+TEST_CASE("prism lab --list --device cuda lists the CUDA variants without needing a GPU") {
+  TempDir dir;
+  const RunResult r = run_prism("lab --list --device cuda", dir.path());
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "CUDA variants"));
+  CHECK(contains(r.out, "matmul"));
+  if (prism::kernels::gpu::built()) {
+    CHECK(contains(r.out, "tiled"));  // matmul's shared-memory kernel exists only on CUDA
+  } else {
+    CHECK(contains(r.out, "built without CUDA"));
+  }
+  const RunResult bad = run_prism("lab matmul --device tpu", dir.path());
+  CHECK(bad.code == 2);
 }

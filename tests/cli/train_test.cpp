@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
+#include "kernels/gpu_runtime.h"
 
 using namespace prism::cli_test;
 using nlohmann::json;
@@ -57,14 +58,17 @@ TEST_CASE("prism train --json writes the profile and a train block") {
 
 TEST_CASE("prism train saves weights that a later run loads") {
   TempDir dir;
-  const RunResult a = run_prism("train mlp --data spirals --steps 20 --save w.safetensors", dir.path());
+  const RunResult a =
+      run_prism("train mlp --data spirals --steps 20 --save w.safetensors", dir.path());
   INFO(a.out, a.err);
   REQUIRE(a.code == 0);
   REQUIRE(fs::exists(dir / "w.safetensors"));
-  const RunResult b = run_prism("train mlp --data spirals --steps 1 --load w.safetensors", dir.path());
+  const RunResult b =
+      run_prism("train mlp --data spirals --steps 1 --load w.safetensors", dir.path());
   CHECK(b.code == 0);
   // A checkpoint of another model is refused with a message naming the file.
-  const RunResult c = run_prism("train cnn --data shapes --steps 1 --load w.safetensors", dir.path());
+  const RunResult c =
+      run_prism("train cnn --data shapes --steps 1 --load w.safetensors", dir.path());
   CHECK(c.code == 1);
   CHECK(contains(c.err, "w.safetensors"));
 }
@@ -93,6 +97,26 @@ TEST_CASE("prism train rejects bad models, data and mismatches") {
   CHECK(missing.code == 2);
   const RunResult badopt = run_prism("train mlp --optimizer rmsprop", dir.path());
   CHECK(badopt.code == 2);
+  const RunResult baddevice = run_prism("train mlp --device tpu --steps 1", dir.path());
+  CHECK(baddevice.code == 2);
+}
+
+TEST_CASE("prism train --device cuda trains on the GPU, or says why it cannot") {
+  TempDir dir;
+  const RunResult r =
+      run_prism("train mlp --data spirals --steps 20 --device cuda --json p.json", dir.path());
+  if (!prism::kernels::gpu::available()) {
+    CHECK(r.code == 1);
+    CHECK(contains(r.err, "--device cuda: CUDA is not available"));
+    CHECK(contains(r.err, prism::kernels::gpu::unavailable_reason()));
+    return;
+  }
+  REQUIRE(r.code == 0);
+  const json j = json::parse(read_file(dir.path() / "p.json"));
+  CHECK(j["train"]["device"] == "cuda");
+  bool gpu_rows = false;
+  for (const json& row : j["ops"]) gpu_rows = gpu_rows || row["device"] == "cuda";
+  CHECK(gpu_rows);
 }
 
 TEST_CASE("prism summary gives the well-known parameter and MAC counts quickly") {

@@ -2,9 +2,9 @@
 // variant against the CPU's naive kernel on the same Args, then the front ends on CUDA tensors.
 //
 // Conv cases: 1x1 kernels (the pointwise shortcut), 3x3 with padding, non-square kernels,
-// stride 2 and 3, even kernels, one pixel; with and without bias; the scratch given as null
-// (the kernel allocates), exactly one image's patches, and three images' for five images (the
-// chunk loop with a short last chunk).
+// stride 2 and 3, even kernels, one pixel, no input channels; with and without bias; the
+// scratch given as null (the kernel allocates), exactly one image's patches, and three images'
+// for five images (the chunk loop with a short last chunk).
 // Tolerance (conv): each output is a sum of `terms` products of inputs in [-1, 1] (C kh kw for
 // y, O kh kw for dx, N Ho Wo for dw), summed in another order than the CPU's; two float32 such
 // sums differ by about sqrt(terms) u (terms u at worst), so 4 terms u relative to the output's
@@ -39,10 +39,13 @@ struct ConvCase {
   int64_t n, c, h, w, o, kh, kw, stride, padding;
 };
 
+// The last two cases have no input channels: every GEMM has an empty inner dimension (K = 0),
+// so y is the bias (or 0) everywhere; the second of them takes the 1x1 pointwise shortcut.
 const ConvCase kConvCases[] = {
     {1, 1, 1, 1, 1, 1, 1, 1, 0},   {2, 3, 7, 9, 4, 3, 3, 1, 1},   {5, 2, 13, 11, 3, 3, 2, 2, 1},
     {3, 4, 8, 8, 5, 1, 1, 1, 0},   {2, 3, 10, 10, 2, 5, 5, 3, 2}, {1, 2, 6, 5, 3, 2, 2, 1, 0},
-    {5, 1, 28, 28, 6, 5, 5, 1, 2}, {2, 5, 4, 6, 7, 1, 1, 2, 0},
+    {5, 1, 28, 28, 6, 5, 5, 1, 2}, {2, 5, 4, 6, 7, 1, 1, 2, 0},   {2, 0, 5, 5, 3, 3, 3, 1, 1},
+    {2, 0, 4, 4, 3, 1, 1, 1, 0},
 };
 
 enum class Scratch { none, one_image, three_images };

@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
+#include "kernels/gpu_runtime.h"
 #include "kernels/lab/lab.h"
+#include "kernels/lab/lab_memory.h"
 #include "kernels/lab/lab_op.h"
 #include "kernels/registry.h"
 #include "tests/test_util.h"
@@ -194,4 +198,65 @@ TEST_CASE("lab: guard buffers notice writes on either side") {
   lab::GuardedBuffer h(10);
   h.data()[-1] = 0;
   CHECK_FALSE(h.guards_intact());
+}
+
+TEST_CASE("lab: LabAllocator on the cpu gives 64-byte aligned host memory and frees it") {
+  REQUIRE(lab::lab_device() == Device::cpu);
+  for (size_t n : {size_t{1}, size_t{3}, size_t{17}, size_t{1000}, size_t{1} << 20}) {
+    lab::LabVector<float> v(n, 1.f);
+    CHECK(reinterpret_cast<uintptr_t>(v.data()) % 64 == 0);
+    CHECK_FALSE(lab::lab_is_managed(v.data()));
+    v.back() = 2.f;  // the whole block is ours
+    lab::LabVector<int64_t> idx(n);
+    CHECK(reinterpret_cast<uintptr_t>(idx.data()) % 64 == 0);
+  }
+  // Growing reallocates through the allocator and frees the old block (under ASan a leak or a
+  // mismatched free would be reported here).
+  lab::LabVector<double> grow;
+  for (int i = 0; i < 5000; ++i) grow.push_back(i);
+  CHECK(reinterpret_cast<uintptr_t>(grow.data()) % 64 == 0);
+  CHECK(grow[4999] == 4999);
+  void* raw = lab::lab_allocate(0);  // zero bytes still give a distinct block
+  CHECK(raw != nullptr);
+  lab::lab_deallocate(raw, 0);
+  CHECK(lab::lab_managed_bytes() == 0);
+  // A guarded buffer's data sits 64 floats into its block: aligned too.
+  lab::GuardedBuffer g(33);
+  CHECK(reinterpret_cast<uintptr_t>(g.data()) % 64 == 0);
+}
+
+TEST_CASE("lab: the lab device is cpu unless set, and a scope restores it") {
+  CHECK(lab::lab_device() == Device::cpu);
+  {
+    const lab::ScopedLabDevice scope(Device::cuda);
+    CHECK(lab::lab_device() == Device::cuda);
+    if (!kernels::gpu::available()) {
+      // Managed memory needs a GPU: the allocation says so instead of handing out host memory.
+      CHECK(contains(error_of([] { lab::LabVector<float> v(8); }), "CUDA is not available"));
+    }
+  }
+  CHECK(lab::lab_device() == Device::cpu);
+}
+
+TEST_CASE("lab: --device cuda without a usable GPU is a clear error") {
+  if (kernels::gpu::available()) {
+    MESSAGE("skipped: a GPU is available here (tests/cuda/lab_test.cpp runs the CUDA lab)");
+    return;
+  }
+  lab::LabOptions o = quick("naive");
+  o.device = Device::cuda;
+  CHECK(contains(error_of([&] { lab::run_lab(o); }), "CUDA is not available"));
+  CHECK(lab::lab_device() == Device::cpu);  // nothing left switched
+}
+
+TEST_CASE("lab: JSON rows and the document name the device") {
+  lab::LabOptions o = quick("naive");
+  o.repetitions = 1;
+  const lab::LabResult r = lab::run_lab(o);
+  CHECK(r.device == Device::cpu);
+  const auto doc = nlohmann::json::parse(lab::lab_json(r));
+  CHECK(doc["device"] == "cpu");
+  CHECK_FALSE(doc.contains("peak_source"));
+  for (const auto& row : doc["rows"]) CHECK(row["device"] == "cpu");
+  CHECK(contains(lab::format_lab(r), "prism lab matmul - 1 thread - float32"));
 }
