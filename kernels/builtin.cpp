@@ -1,7 +1,7 @@
 // The list of every built-in kernel, and each op's default variant.
 //
 // Defaults are the fastest correct variant we have measured (docs/PERFORMANCE.md). Eigen's
-// reference is still the fastest reduction we have, and the naive loops are the only
+// reference is still the fastest max/argmax we have, and the naive loops are the only
 // elementwise, copy and index kernels.
 #include "kernels/cpu/kernel_list.h"
 #ifdef PRISM_HAS_CUDA
@@ -15,6 +15,7 @@ void register_builtin_kernels(Registry& r) {
   cpu::register_copy(r);
   cpu::register_reduce_naive(r);
   cpu::register_reduce_eigen(r);
+  cpu::register_reduce_optimized(r);
   cpu::register_matmul_naive(r);
   cpu::register_matmul_eigen(r);
   cpu::register_matmul_reordered(r);
@@ -37,9 +38,10 @@ void register_builtin_kernels(Registry& r) {
   cpu::register_linear_gelu_unfused(r);
   cpu::register_linear_gelu_fused(r);
 
-  for (const char* op : {"sum", "mean", "max", "argmax"}) {
-    r.op(op, Device::cpu).set_default("reference");
-  }
+  for (const char* op : {"max", "argmax"}) r.op(op, Device::cpu).set_default("reference");
+  // sum, mean: 32 double lanes per row, 5-7x Eigen's strided rowwise sum, which does not
+  // vectorize (prism lab sum, docs/PERFORMANCE.md).
+  for (const char* op : {"sum", "mean"}) r.op(op, Device::cpu).set_default("optimized");
   // matmul: the packed AVX-512 kernel is 1.27x Eigen at n = 1024 and 2048 on one thread (102 vs
   // 80 GFLOP/s, 90% of the FMA peak) and 1.24-1.38x on two, and ahead on the MLP's and the
   // conv's shapes too (docs/PERFORMANCE.md, "Matmul ladder").

@@ -11,6 +11,7 @@ void register_elementwise_naive(Registry& r);
 void register_copy(Registry& r);
 void register_reduce_naive(Registry& r);
 void register_reduce_eigen(Registry& r);
+void register_reduce_optimized(Registry& r);
 void register_matmul_naive(Registry& r);
 void register_matmul_eigen(Registry& r);
 void register_matmul_reordered(Registry& r);

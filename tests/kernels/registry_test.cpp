@@ -102,8 +102,11 @@ TEST_CASE("the built-in kernels are registered with their defaults") {
   CHECK(mm.find("reference")->tag == VariantTag::reference);
   CHECK(mm.default_entry().name == "optimized");  // faster than Eigen (docs/PERFORMANCE.md)
   CHECK_FALSE(mm.cost_formula().empty());
-  for (const char* op : {"sum", "mean", "max", "argmax"}) {
+  for (const char* op : {"max", "argmax"}) {
     CHECK(registry().at(op, Device::cpu).default_entry().name == "reference");
+  }
+  for (const char* op : {"sum", "mean"}) {
+    CHECK(registry().at(op, Device::cpu).default_entry().name == "optimized");
   }
   // softmax: the fused two-pass kernel beats Eigen's 2x (docs/PERFORMANCE.md).
   for (const char* op : {"softmax", "log_softmax"}) {
@@ -242,7 +245,7 @@ TEST_CASE("apply_kernel_choices parses op=variant lists") {
   apply_kernel_choices("matmul=naive,softmax=naive");
   CHECK(mm.chosen().name == "naive");
   CHECK(sm.chosen().name == "naive");
-  CHECK(su.chosen().name == "reference");
+  CHECK(su.chosen().name == "optimized");    // sum's default: not named, not changed
   apply_kernel_choices("matmul=reference");  // only the ops named change
   CHECK(mm.chosen().name == "reference");
   CHECK(sm.chosen().name == "naive");
@@ -419,7 +422,7 @@ TEST_CASE("child: PRISM_KERNELS choices") {
     // PRISM_KERNELS=matmul=naive,softmax=naive
     CHECK(recorded_variant([&] { matmul(a, b); }, "matmul") == "naive");
     CHECK(recorded_variant([&] { softmax(a); }, "softmax") == "naive");
-    CHECK(recorded_variant([&] { sum(a); }, "sum") == "reference");
+    CHECK(recorded_variant([&] { sum(a); }, "sum") == "optimized");
     set_variant("matmul", "reference");  // --kernel beats the environment
     CHECK(recorded_variant([&] { matmul(a, b); }, "matmul") == "reference");
     {
