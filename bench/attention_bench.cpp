@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "bench/bench_tensor.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
@@ -38,42 +39,18 @@
 
 namespace {
 
+using prism::bench::f64;
+using prism::bench::max_rel_error;
+using prism::bench::recorded_variant;
+using prism::bench::records_of;
+using prism::bench::report_cost;
+
 using prism::Dims;
 using prism::DType;
 using prism::Tensor;
 using prism::profiler::Cost;
 
 constexpr int64_t kHeads = 8, kHeadDim = 64;
-
-void report_cost(benchmark::State& state, const Cost& cost) {
-  state.counters["FLOPs"] = benchmark::Counter(static_cast<double>(cost.flops),
-                                               benchmark::Counter::kIsIterationInvariantRate);
-}
-
-// The records of one profiled call of fn.
-std::vector<prism::profiler::OpRecord> records_of(const std::function<void()>& fn) {
-  prism::profiler::Session session;
-  fn();
-  return session.stop().recording.records;
-}
-
-std::string recorded_variant(const std::function<void()>& fn, const char* op) {
-  for (const auto& r : records_of(fn)) {
-    if (r.kind == prism::profiler::Kind::op && std::string(r.op) == op) return r.variant;
-  }
-  return "";
-}
-
-double max_rel_error(const Tensor& got, const Tensor& want) {
-  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  if (g.size() != w.size()) return INFINITY;
-  double scale = 1e-30, err = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    scale = std::max(scale, std::abs(w[i]));
-    err = std::max(err, std::abs(g[i] - w[i]));
-  }
-  return err / scale;
-}
 
 bool validate(benchmark::State& state, const char* op, const char* variant,
               const std::function<Tensor()>& fn, const Tensor& expected) {
@@ -102,10 +79,6 @@ Qkv make_qkv(int64_t l) {
   return {prism::randn({1, kHeads, l, kHeadDim}), prism::randn({1, kHeads, l, kHeadDim}),
           prism::randn({1, kHeads, l, kHeadDim})};
 }
-Tensor f64(const Tensor& t) {
-  return prism::cast(t, DType::f64);
-}
-
 // ---- attention forward -------------------------------------------------------------------
 
 void BM_Attention(benchmark::State& state, const char* variant, bool causal) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "bench/bench_tensor.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
@@ -30,38 +31,14 @@
 
 namespace {
 
+using prism::bench::f64;
+using prism::bench::max_rel_error;
+using prism::bench::recorded_variant;
+using prism::bench::report_cost;
+
 using prism::DType;
 using prism::Tensor;
 using prism::profiler::Cost;
-
-void report_cost(benchmark::State& state, const Cost& cost) {
-  state.counters["FLOPs"] = benchmark::Counter(static_cast<double>(cost.flops),
-                                               benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["bytes"] = benchmark::Counter(static_cast<double>(cost.bytes),
-                                               benchmark::Counter::kIsIterationInvariantRate);
-}
-
-// The variant the profiler records for the first op record of one call of `fn`.
-std::string recorded_variant(const std::function<void()>& fn, const char* op) {
-  prism::profiler::Session session;
-  fn();
-  const auto& profile = session.stop();
-  for (const auto& r : profile.recording.records) {
-    if (r.kind == prism::profiler::Kind::op && std::string(r.op) == op) return r.variant;
-  }
-  return "";
-}
-
-double max_rel_error(const Tensor& got, const Tensor& want) {
-  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  if (g.size() != w.size()) return INFINITY;
-  double scale = 1e-30, err = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    scale = std::max(scale, std::abs(w[i]));
-    err = std::max(err, std::abs(g[i] - w[i]));
-  }
-  return err / scale;
-}
 
 // Skips the benchmark (with the reason) unless `op` ran as `variant` and `got` matches
 // `expected` (the float64 default) to 1e-4 of its largest value. An empty variant is a chain of
@@ -85,10 +62,6 @@ bool validate(benchmark::State& state, const char* op, const char* variant,
     return false;
   }
   return true;
-}
-
-Tensor f64(const Tensor& t) {
-  return prism::cast(t, DType::f64);
 }
 
 // ---- softmax and log_softmax, each row -------------------------------------------------------

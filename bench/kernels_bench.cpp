@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_common.h"
+#include "bench/bench_tensor.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/costs.h"
@@ -28,45 +29,20 @@
 
 namespace {
 
+using prism::bench::max_rel_error;
+using prism::bench::recorded_variant;
+using prism::bench::report_cost;
+
 using prism::Dims;
 using prism::DType;
 using prism::Tensor;
 using prism::profiler::Cost;
 
-void report_cost(benchmark::State& state, const Cost& cost) {
-  state.counters["FLOPs"] = benchmark::Counter(static_cast<double>(cost.flops),
-                                               benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["bytes"] = benchmark::Counter(static_cast<double>(cost.bytes),
-                                               benchmark::Counter::kIsIterationInvariantRate);
-}
-
-// The variant the profiler records for one call of `fn` (the guard must be in force).
-std::string recorded_variant(const std::function<Tensor()>& fn) {
-  prism::profiler::Session session;
-  Tensor y = fn();
-  const auto& profile = session.stop();
-  for (const auto& r : profile.recording.records) {
-    if (r.kind == prism::profiler::Kind::op && r.variant[0] != '\0') return r.variant;
-  }
-  return "";
-}
-
-double max_rel_error(const Tensor& got, const Tensor& want) {
-  std::vector<double> g = got.to_vector<double>(), w = want.to_vector<double>();
-  if (g.size() != w.size()) return INFINITY;
-  double scale = 1e-30, err = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    scale = std::max(scale, std::abs(w[i]));
-    err = std::max(err, std::abs(g[i] - w[i]));
-  }
-  return err / scale;
-}
-
 // Checks the variant and the result; returns false (and marks the benchmark) on a mismatch.
 // `expected` was computed before the guard, by the op's default variant in float64.
 bool validate(benchmark::State& state, const char* variant, const std::function<Tensor()>& fn,
               const Tensor& expected) {
-  const std::string used = recorded_variant(fn);
+  const std::string used = recorded_variant([&] { fn(); });
   if (used != variant) {
     state.SkipWithError(
         ("asked for variant '" + std::string(variant) + "', the profile recorded '" + used + "'")
@@ -161,6 +137,9 @@ BENCHMARK_CAPTURE(BM_SumRows, naive, "naive")
     ->Unit(benchmark::kMicrosecond)
     ->Apply(prism::bench::configure);
 BENCHMARK_CAPTURE(BM_SumRows, reference, "reference")
+    ->Unit(benchmark::kMicrosecond)
+    ->Apply(prism::bench::configure);
+BENCHMARK_CAPTURE(BM_SumRows, optimized, "optimized")
     ->Unit(benchmark::kMicrosecond)
     ->Apply(prism::bench::configure);
 
