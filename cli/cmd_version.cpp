@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "kernels/gpu_runtime.h"
 #include "profiler/build_info.h"
 
 namespace prism::cli {
@@ -22,6 +23,15 @@ std::string version_text() {
   out += fmt::format("  build type:  {}\n", or_none(build_info::kBuildType));
   out += fmt::format("  CUDA:        {}\n",
                      build_info::kHasCuda ? "yes (CUDA backend built)" : "no (CPU only)");
+  // Which GPU `--device cuda` would use, or why there is none (asking starts CUDA: a fraction of
+  // a second on a machine with a GPU, nothing without one).
+  if (kernels::gpu::available()) {
+    const kernels::gpu::DeviceInfo d = kernels::gpu::device_info();
+    out += fmt::format("  GPU:         {} (compute {}.{}, {} SMs)\n", d.name, d.compute_major,
+                       d.compute_minor, d.sm_count);
+  } else {
+    out += fmt::format("  GPU:         none usable ({})\n", kernels::gpu::unavailable_reason());
+  }
 #ifdef _OPENMP
   out += fmt::format("  OpenMP:      {} thread{} max (set with --threads or PRISM_THREADS)\n",
                      threads, threads == 1 ? "" : "s");

@@ -1,5 +1,6 @@
 // `prism --version`, `prism ops`, and the top-level usage errors.
 #include "cli_run.h"
+#include "kernels/gpu_runtime.h"
 
 using namespace prism::cli_test;
 
@@ -13,6 +14,11 @@ TEST_CASE("prism --version names the version, compiler, build type, CUDA and thr
   CHECK(contains(r.out, "flags:"));
   CHECK(contains(r.out, "build type:"));
   CHECK(contains(r.out, "CUDA:"));
+  CHECK(contains(r.out, "GPU:"));
+  if (!prism::kernels::gpu::available()) {
+    CHECK(
+        contains(r.out, "GPU:         none usable (" + prism::kernels::gpu::unavailable_reason()));
+  }
   CHECK(contains(r.out, "OpenMP:"));
   CHECK(r.err.empty());
 }
