@@ -8,10 +8,12 @@
 #include <limits>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/reduce_naive.h"
 
 namespace prism::kernels::cpu {
-namespace {
 
+// sum_naive is shared with the optimized variant (reduce_optimized.cpp), which falls back to it
+// for views whose rows and columns are both strided.
 template <class T>
 void sum_naive(const ReduceArgs<T>& a) {
   for (int64_t o = 0; o < a.outer; ++o) {
@@ -21,6 +23,10 @@ void sum_naive(const ReduceArgs<T>& a) {
     a.out[o] = static_cast<T>(acc);
   }
 }
+template void sum_naive<float>(const ReduceArgs<float>&);
+template void sum_naive<double>(const ReduceArgs<double>&);
+
+namespace {
 
 template <class T>
 void mean_naive(const ReduceArgs<T>& a) {

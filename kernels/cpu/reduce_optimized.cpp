@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/reduce_naive.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -59,12 +60,7 @@ void sum_optimized(const ReduceArgs<T>& a) {
     for (int64_t o = 0; o < a.outer; ++o) a.out[o] = static_cast<T>(acc[static_cast<size_t>(o)]);
     return;
   }
-  for (int64_t o = 0; o < a.outer; ++o) {
-    const T* row = a.x + o * a.outer_stride;
-    double acc = 0;
-    for (int64_t i = 0; i < a.inner; ++i) acc += static_cast<double>(row[i * a.inner_stride]);
-    a.out[o] = static_cast<T>(acc);
-  }
+  sum_naive(a);  // both strided: nothing to vectorize along
 }
 
 template <class T>

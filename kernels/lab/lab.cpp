@@ -123,11 +123,36 @@ void summarize_row(const LabOptions& opts, TimingRow& row) {
 }
 
 // Times `variant` on `c`, filling the timing fields of `row`.
+//
+// On the cpu a call is done when it returns; each sample is `calls` calls back to back, timed
+// on the wall clock.
+//
+// On cuda a launch returns as soon as the kernel is queued, so a host clock around one call
+// measures the launch, not the work. Every timed stretch therefore ends with
+// gpu::synchronize(): a sample is `calls` launches back to back closed by one wait, timed on the
+// wall clock (profiler::now_ns, std::chrono::steady_clock; not a CPU-time clock, which would not
+// advance while the host waits for the GPU). Time per call is then the GPU's throughput on this
+// kernel with the launch costs and any host work of the variant (cuBLAS setup, a scratch
+// allocation) included, as a training step pays them; the one synchronisation (~10 us) is
+// spread over a sample of at least min_sample_ms. CUDA events (gpu::timer_*) would time the
+// stream alone; with back-to-back launches they agree within that margin, except for a variant
+// whose host side is the bottleneck, which a learner should see. The case's buffers are managed
+// memory written on the host; they are prefetched to the GPU first, so the first call (the cost
+// estimate) measures the kernel, not page migration.
 void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions& opts,
                   TimingRow& row) {
+  const bool gpu = opts.device == Device::cuda;
+  auto finish = [gpu] {  // queued GPU work done; nothing to wait for on the cpu
+    if (gpu) kernels::gpu::synchronize();
+  };
+  if (gpu) {
+    prefetch_lab_buffers();
+    finish();
+  }
   // The first call (cold caches, page faults on fresh buffers) estimates the cost of one call.
   int64_t t0 = profiler::now_ns();
   c.run(variant);
+  finish();
   double one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0));
   const int reps = std::max(opts.repetitions, 1);
   const double min_sample_ns = opts.min_sample_ms * 1e6;
@@ -138,81 +163,33 @@ void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions
                " s (raise --max-seconds)";
     return;
   }
-  // Warm-up: at least 2 more calls and about one sample's worth of time.
+  // Warm-up: at least 2 more calls and about one sample's worth of time (on cuda each call
+  // waited for: launching a slow kernel unchecked could queue minutes of work).
   t0 = profiler::now_ns();
   int warm = 0;
   while (warm < 2 || static_cast<double>(profiler::now_ns() - t0) < min_sample_ns) {
     c.run(variant);
+    finish();
     ++warm;
   }
   one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / warm);
+  if (gpu) {
+    // A wait after every call overstates a short kernel by the launch-and-wait round trip, so
+    // calibrate once more the way samples run: a batch of launches closed by one wait. The
+    // batch lasts at most about one sample, since batched calls are no slower than waited ones.
+    const int64_t batch = std::max<int64_t>(1, static_cast<int64_t>(min_sample_ns / one_ns));
+    t0 = profiler::now_ns();
+    for (int64_t i = 0; i < batch; ++i) c.run(variant);
+    finish();
+    one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / batch);
+  }
   const int64_t calls =
       std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_sample_ns / one_ns)));
   row.calls_per_sample = calls;
   for (int r = 0; r < reps; ++r) {
     t0 = profiler::now_ns();
     for (int64_t i = 0; i < calls; ++i) c.run(variant);
-    row.samples_ns.push_back(static_cast<double>(profiler::now_ns() - t0) / calls);
-  }
-  summarize_row(opts, row);
-}
-
-// The timing of a CUDA variant.
-//
-// Clock. A launch returns as soon as the kernel is queued, so a host clock around one call
-// measures the launch, not the work. Each sample is `calls` launches back to back closed by one
-// gpu::synchronize(), timed on the wall clock (profiler::now_ns, std::chrono::steady_clock; not
-// a CPU-time clock, which would not advance while the host waits for the GPU). Time per call is
-// then the GPU's throughput on this kernel with the launch costs and any host work of the
-// variant (cuBLAS setup, a scratch allocation) included, as a training step pays them; the one
-// synchronisation (~10 us) is spread over a sample of at least min_sample_ms. CUDA events
-// (gpu::timer_*) would time the stream alone; with back-to-back launches they agree within that
-// margin, except for a variant whose host side is the bottleneck, which a learner should see.
-//
-// Memory. The case's buffers are managed memory written on the host; they are prefetched to the
-// GPU first, so the first call (the cost estimate) measures the kernel, not page migration.
-void time_variant_gpu(Case& c, const kernels::KernelEntry& variant, const LabOptions& opts,
-                      TimingRow& row) {
-  namespace gpu = kernels::gpu;
-  prefetch_lab_buffers();
-  gpu::synchronize();
-  int64_t t0 = profiler::now_ns();
-  c.run(variant);
-  gpu::synchronize();
-  double one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0));
-  const int reps = std::max(opts.repetitions, 1);
-  const double min_sample_ns = opts.min_sample_ms * 1e6;
-  const double estimate_s = std::max(one_ns, min_sample_ns) * (reps + 2) * 1e-9;
-  if (estimate_s > opts.max_variant_s) {
-    row.note = "not timed: one call takes " + std::to_string(one_ns * 1e-9).substr(0, 5) +
-               " s, the samples would take ~" + std::to_string(static_cast<int>(estimate_s)) +
-               " s (raise --max-seconds)";
-    return;
-  }
-  // Warm-up: at least 2 more calls and about one sample's worth of time, each call waited for
-  // (launching a slow kernel unchecked could queue minutes of work).
-  t0 = profiler::now_ns();
-  int warm = 0;
-  while (warm < 2 || static_cast<double>(profiler::now_ns() - t0) < min_sample_ns) {
-    c.run(variant);
-    gpu::synchronize();
-    ++warm;
-  }
-  one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / warm);
-  // A wait after every call overstates a short kernel by the launch-and-wait round trip, so
-  // calibrate once more the way samples run: a batch of launches closed by one wait. The batch
-  // lasts at most about one sample, since batched calls are no slower than waited ones.
-  int64_t calls = std::max<int64_t>(1, static_cast<int64_t>(min_sample_ns / one_ns));
-  t0 = profiler::now_ns();
-  for (int64_t i = 0; i < calls; ++i) c.run(variant);
-  gpu::synchronize();
-  one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / calls);
-  calls = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_sample_ns / one_ns)));
-  row.calls_per_sample = calls;
-  for (int r = 0; r < reps; ++r) {
-    t0 = profiler::now_ns();
-    for (int64_t i = 0; i < calls; ++i) c.run(variant);
-    gpu::synchronize();
+    finish();
     row.samples_ns.push_back(static_cast<double>(profiler::now_ns() - t0) / calls);
   }
   summarize_row(opts, row);
@@ -328,7 +305,7 @@ LabResult run_lab(const LabOptions& opts) {
         row.note = "not timed: failed validation";
       } else if (gpu) {
         try {
-          time_variant_gpu(*c, v, opts, row);
+          time_variant(*c, v, opts, row);
         } catch (const Error& e) {
           throw Error("lab " + op.op + ": CUDA variant '" + v.name + "' failed while timing size " +
                       s + ": " + e.what());
