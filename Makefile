@@ -1,7 +1,8 @@
 # prism: two commands do everything on a fresh Debian 12 machine (as root):
 #   make demo   install what is missing, build, run the demo
 #   make test   install what is missing, build, run the whole test suite
-# Other targets: make build, make asan (the test suite under ASan+UBSan), make bench, make clean.
+# Other targets: make build, make asan (the test suite under ASan+UBSan), make bench,
+# make perf-baseline / make perf-gate (the timing gate on this machine), make clean.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -12,7 +13,13 @@ CMAKE_ARGS ?=
 PACKAGES := cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev libcli11-dev \
             nlohmann-json3-dev libfmt-dev zlib1g-dev dataset-fashion-mnist
 
-.PHONY: all deps configure build demo test asan bench clean
+# The timing gate (never in CI: machines are shared): `make perf-baseline` records each model's
+# bench on this machine, `make perf-gate` measures again and gates against it.
+PERF_DIR    ?= $(BUILD)/perf
+PERF_MODELS ?= mlp cnn transformer
+PERF_BENCH  ?= --batch 1,32 --threads 1 --duration 3
+
+.PHONY: all deps configure build demo test asan bench perf-baseline perf-gate clean
 
 all: build
 
@@ -57,6 +64,23 @@ asan: deps
 bench: build
 	./$(BUILD)/prism_bench_profiler
 	./$(BUILD)/prism_bench_kernels
+
+perf-baseline: build
+	@mkdir -p $(PERF_DIR)
+	@for m in $(PERF_MODELS); do \
+	  ./$(BUILD)/prism bench $$m $(PERF_BENCH) --json $(PERF_DIR)/baseline-$$m.json || exit 1; \
+	done
+
+perf-gate: build
+	@for m in $(PERF_MODELS); do \
+	  test -f $(PERF_DIR)/baseline-$$m.json || \
+	    { echo "prism: no baseline for $$m on this machine: run make perf-baseline first" >&2; exit 2; }; \
+	done
+	@status=0; for m in $(PERF_MODELS); do \
+	  ./$(BUILD)/prism bench $$m $(PERF_BENCH) --json $(PERF_DIR)/candidate-$$m.json > /dev/null || exit 1; \
+	  echo "== $$m"; \
+	  ./$(BUILD)/prism gate $(PERF_DIR)/baseline-$$m.json $(PERF_DIR)/candidate-$$m.json --exact flops,allocs || status=1; \
+	done; exit $$status
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD).configure.log

@@ -19,9 +19,10 @@ namespace prism::cli {
 
 namespace {
 
-// Listing needs no GPU: it reads the registry, where the CUDA kernels are whenever prism was
-// built with CUDA.
+// Listing needs no GPU: it reads the registry, where the CUDA kernels are once the backend is
+// loaded (which the cuda listing does; the cpu one leaves it alone).
 std::string list_text(Device device) {
+  const bool cuda_loaded = device == Device::cuda && kernels::gpu::load_backend();
   std::string out = device == Device::cuda
                         ? "ops the lab knows (prism lab OP --device cuda; sizes as shown; CUDA "
                           "variants):\n"
@@ -39,6 +40,8 @@ std::string list_text(Device device) {
   }
   if (device == Device::cuda && !kernels::gpu::built()) {
     out += "(this prism was built without CUDA: no CUDA variants)\n";
+  } else if (device == Device::cuda && !cuda_loaded) {
+    out += "(no CUDA variants: " + kernels::gpu::unavailable_reason() + ")\n";
   }
   return out;
 }

@@ -1,6 +1,9 @@
 // `prism ops`: the kernel registry as a table. For each op and device: its kernel variants
 // (tag, one-line idea), which one is the default and which one runs now, and the cost formula
 // the profiler uses for its FLOP and byte columns.
+//
+// It lists every kernel, so it loads the CUDA backend (which registers the CUDA kernels) when
+// this build has one: the only command besides the GPU ones that maps cudart and cuBLAS.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -9,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "kernels/gpu_runtime.h"
 #include "kernels/registry.h"
 
 namespace prism::cli {
@@ -40,6 +44,8 @@ std::vector<Line> variant_lines(const kernels::OpKernels& k) {
 }  // namespace
 
 int run_ops() {
+  // The CUDA kernels are registered when the backend loads; no GPU is needed to list them.
+  const bool cuda_listed = !kernels::gpu::built() || kernels::gpu::load_backend();
   load_kernel_env();  // so the `*` shows what PRISM_KERNELS chose, too
   const std::vector<const kernels::OpKernels*> ops = kernels::registry().all();
 
@@ -80,6 +86,9 @@ int run_ops() {
     for (const Line& l : blocks[i]) out += row(l);
     const std::string& formula = ops[i]->cost_formula();
     out += fmt::format("{}cost: {}\n", indent, formula.empty() ? "(not documented)" : formula);
+  }
+  if (!cuda_listed) {
+    out += fmt::format("\n(no CUDA variants listed: {})\n", kernels::gpu::unavailable_reason());
   }
   std::fputs(out.c_str(), stdout);
   return 0;

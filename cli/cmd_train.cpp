@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/environment.h"
+#include "analysis/run_record.h"
 #include "cli/commands.h"
 #include "cli/train_data.h"
 #include "kernels/gpu_runtime.h"
@@ -24,11 +26,11 @@
 #include "nn/loss.h"
 #include "nn/models/gpt.h"
 #include "nn/models/zoo.h"
-#include "nn/optim/adam.h"
 #include "nn/optim/lr_schedule.h"
-#include "nn/optim/sgd.h"
+#include "nn/optim/make.h"
 #include "nn/safetensors.h"
 #include "profiler/clock.h"
+#include "profiler/memory.h"
 #include "profiler/reports.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
@@ -38,34 +40,6 @@
 namespace prism::cli {
 
 namespace {
-
-bool is_gpt(const std::string& model) {
-  return model == "transformer" || model == "gpt-char" || model.rfind("gpt2", 0) == 0;
-}
-
-// Sensible defaults per model when the user gives none.
-struct Defaults {
-  int64_t batch;
-  double lr;
-  std::string optimizer;
-};
-Defaults defaults_for(const std::string& model) {
-  if (is_gpt(model)) return {32, 3e-3, "adamw"};
-  if (model == "mlp") return {128, 0.05, "sgd"};
-  if (model.rfind("resnet", 0) == 0) return {64, 0.05, "sgd"};
-  return {64, 0.05, "sgd"};  // cnn
-}
-
-std::unique_ptr<nn::optim::Optimizer> make_optimizer(const std::string& name,
-                                                     std::vector<Tensor> params, double lr) {
-  if (name == "sgd") return std::make_unique<nn::optim::SGD>(std::move(params), lr, 0.9);
-  if (name == "adam") return std::make_unique<nn::optim::Adam>(std::move(params), lr);
-  if (name == "adamw") {
-    return std::make_unique<nn::optim::AdamW>(std::move(params), lr, nn::optim::Betas{}, 1e-8,
-                                              0.01);
-  }
-  throw UsageError("--optimizer: expected sgd, adam or adamw, got '" + name + "'");
-}
 
 // Loss and the number of correct predictions for one batch.
 struct StepResult {
@@ -156,42 +130,20 @@ int run_train(const TrainOptions& o) {
 
   const Device device = device_from_flag(o.device);  // cuda without a GPU: a clear error here
   manual_seed(o.seed);
-  const Defaults def = defaults_for(o.model);
+  const nn::TrainingDefaults def = nn::training_defaults(o.model);
   const int64_t batch = o.batch > 0 ? o.batch : def.batch;
   const double lr = o.lr > 0 ? o.lr : def.lr;
   const std::string opt_name = o.optimizer.empty() ? def.optimizer : o.optimizer;
 
   // Data first: the model's input and output sizes follow from it.
   nn::ModelOptions mo;
-  if (is_gpt(o.model)) mo.block_size = o.block_size > 0 ? o.block_size : 64;
+  if (nn::is_language_model(o.model)) mo.block_size = o.block_size > 0 ? o.block_size : 64;
   TrainData data = load_train_data(o.data, o.model, mo.block_size > 0 ? mo.block_size : 64, o.seed);
-  const nn::data::ExampleSpec spec = data.train->spec();
-  if (data.task == Task::next_char) {
-    if (!is_gpt(o.model)) {
-      throw UsageError("model '" + o.model + "' classifies images; text data needs a transformer");
-    }
-    mo.vocab = data.num_classes;
-  } else {
-    if (is_gpt(o.model)) {
-      throw UsageError("model '" + o.model + "' reads text; use --data text or a text file");
-    }
-    mo.num_classes = data.num_classes;
-    if (spec.input_shape.size() == 3) {
-      mo.in_channels = spec.input_shape[0];
-      mo.image_size = spec.input_shape[1];
-    } else if (o.model != "mlp") {
-      throw UsageError("model '" + o.model + "' needs images; " + data.name + " has inputs " +
-                       spec.input_shape.str() + " (use the mlp)");
-    } else {
-      // Flat inputs (spiral points): the MLP's input width is channels x 1 x 1.
-      mo.in_channels = spec.input_shape.numel();
-      mo.image_size = 1;
-    }
-  }
+  mo = model_options_for(data, o.model, mo);
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, mo);
   if (!o.load_path.empty()) nn::load_safetensors(*model, o.load_path);
   model->to(device);  // before the optimizer, whose state is made beside each parameter
-  auto opt = make_optimizer(opt_name, model->parameters(), lr);
+  auto opt = nn::optim::make_optimizer(opt_name, model->parameters(), lr);
 
   const int64_t per_epoch = std::max<int64_t>(1, data.train->size() / batch);
   const int64_t steps = o.steps > 0 ? o.steps : per_epoch * std::max(o.epochs, 1);
@@ -310,6 +262,9 @@ int run_train(const TrainOptions& o) {
         o.trace_path.c_str());
   }
   if (!o.json_path.empty()) {
+    const analysis::Fingerprint fp = analysis::fingerprint(
+        max_threads(), device == Device::cuda ? kernels::gpu::device_info().name : "cpu");
+    const nlohmann::ordered_json fingerprint_json = analysis::fingerprint_to_json(fp);
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(profiler::profile_json(profile));
     j["train"] = {
         {"model", o.model},
@@ -323,6 +278,12 @@ int run_train(const TrainOptions& o) {
         {"steps", steps},
         {"profiled_steps", {window_begin + 1, window_end}},
         {"step_ms", {{"median", med}, {"min", lo}, {"max", hi}}},
+        // Every step's time, so `prism compare` and `prism gate` can test a difference.
+        {"step_samples_ms", step_ms},
+        {"kernels", analysis::kernel_choices()},
+        {"fingerprint", fingerprint_json},
+        {"peak_rss_bytes", analysis::resident_memory().peak_bytes},
+        {"tracked_peak_bytes", profiler::memory_stats(device == Device::cuda ? 1 : 0).peak_bytes},
         {"final_loss", last_loss},
         {"test_loss", ev.loss},
         {"test_accuracy", data.task == Task::classify ? nlohmann::ordered_json(ev.accuracy)

@@ -21,11 +21,15 @@ std::string version_text() {
   out += fmt::format("  compiler:    {}\n", or_none(build_info::kCompiler));
   out += fmt::format("  flags:       {}\n", or_none(build_info::kFlags));
   out += fmt::format("  build type:  {}\n", or_none(build_info::kBuildType));
-  out += fmt::format("  CUDA:        {}\n",
-                     build_info::kHasCuda ? "yes (CUDA backend built)" : "no (CPU only)");
-  // Which GPU `--device cuda` would use, or why there is none (asking starts CUDA: a fraction of
-  // a second on a machine with a GPU, nothing without one).
-  if (kernels::gpu::available()) {
+  // Which GPU `--device cuda` would use, or why there is none (asking loads the CUDA backend and
+  // starts CUDA: a fraction of a second on a machine with a GPU, little without one).
+  const bool gpu = kernels::gpu::available();
+  const std::string backend = kernels::gpu::backend_path();
+  out +=
+      fmt::format("  CUDA:        {}\n", !build_info::kHasCuda ? "no (CPU only)"
+                                         : backend.empty()     ? "yes (CUDA backend built)"
+                                                           : "yes (CUDA backend " + backend + ")");
+  if (gpu) {
     const kernels::gpu::DeviceInfo d = kernels::gpu::device_info();
     out += fmt::format("  GPU:         {} (compute {}.{}, {} SMs)\n", d.name, d.compute_major,
                        d.compute_minor, d.sm_count);

@@ -105,13 +105,64 @@ struct LabCliOptions {
 };
 int run_lab(const LabCliOptions& opts);
 
+// `prism bench MODEL`: latency, throughput and memory of a model (cmd_bench.cpp).
+struct BenchCliOptions {
+  std::string model;
+  std::string mode = "infer";    // infer | train
+  std::vector<int64_t> batches;  // empty: 1,8,64
+  int threads = 0;
+  int warmup = 5;
+  double duration_s = 2;
+  int64_t iters = 0;
+  std::vector<std::string> kernels;
+  std::string device = "cpu";
+  uint64_t seed = 42;
+  int64_t image_size = 0;   // image models: square input size (0: the model's)
+  int64_t block_size = 0;   // transformers: context length (0: the model's)
+  std::string data;         // "": synthetic inputs; else a data set as `train --data` takes
+  std::vector<double> qps;  // the server scenario's rates
+  int max_batch = 8;
+  double max_wait_ms = 2;
+  double slo_ms = 0;
+  bool no_peak = false;
+  std::string json_path;
+};
+int run_bench(const BenchCliOptions& opts);
+
+// `prism compare`: two result files, or a model run both ways, interleaved (cmd_compare.cpp).
+struct CompareOptions {
+  std::vector<std::string> inputs;  // BASE.json CAND.json, or MODEL
+  std::string a_flags, b_flags;     // with MODEL: what differs ("--kernel matmul=naive")
+  int rounds = 4;
+  BenchCliOptions bench;  // with MODEL: the settings both sides share
+  int rows = 10;          // rows of the per-op table
+};
+int run_compare(const CompareOptions& opts);
+
+// `prism gate`: a regression gate between two results, or the self-gate (cmd_gate.cpp).
+struct GateCliOptions {
+  std::string base, cand;
+  std::string max_p99_increase = "15%";
+  std::string max_throughput_drop = "10%";
+  std::string max_memory_increase = "5%";
+  double max_quality_drop = 0.5;
+  std::string max_loss_increase = "1%";
+  double max_output_diff = 1e-3;
+  std::vector<std::string> exact;
+  std::string baselines;  // a directory of committed baselines: check them (or --update)
+  bool update = false;
+  bool verbose = false;
+};
+int run_gate(const GateCliOptions& opts);
+
 // ---- kernel choices (kernel_choices.cpp) -----------------------------------------------------
 // Applies each --kernel value ("op=variant" or a comma-separated list); a bad one is a
 // UsageError naming the variants (or ops) that exist.
 void apply_kernel_flags(const std::vector<std::string>& specs);
 // Reads PRISM_KERNELS (below --kernel in priority); a bad value is a UsageError.
 void load_kernel_env();
-// "matmul=naive, softmax=naive" for every op not running its default variant.
+// "matmul=naive,softmax=naive" for every op not running its default variant (each op once),
+// or "defaults (see `prism ops`)".
 std::string kernel_summary();
 
 // ---- output files (output_check.cpp) ---------------------------------------------------------

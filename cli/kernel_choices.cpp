@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/model_bench.h"
 #include "cli/commands.h"
 #include "kernels/registry.h"
 
@@ -33,12 +34,7 @@ void load_kernel_env() {
 }
 
 std::string kernel_summary() {
-  std::string s;
-  for (const kernels::OpKernels* k : kernels::registry().all()) {
-    if (&k->chosen() != &k->default_entry()) {
-      s += fmt::format("{}{}={}", s.empty() ? "" : ", ", k->op(), k->chosen().name);
-    }
-  }
+  const std::string s = analysis::kernel_choices();
   return s.empty() ? "defaults (see `prism ops`)" : s;
 }
 

@@ -8,6 +8,9 @@
 //   prism summary MODEL        per-module shapes, params and costs (meta device)
 //   prism machine [options]    this machine's peak FLOP/s and memory bandwidth (cached)
 //   prism lab OP [...]         validate and time every kernel variant of an op
+//   prism bench MODEL [...]    latency, throughput and memory per batch size; a server scenario
+//   prism compare A B | MODEL  baseline against candidate, with statistics and a decision
+//   prism gate BASE CAND       a regression gate for CI (or --baselines DIR: the self-gate)
 //
 // `prism` with no command prints the help on stderr and exits 2 (no command was given: a usage
 // error, so scripts notice); `prism --help` prints it on stdout and exits 0.
@@ -209,6 +212,127 @@ void add_machine_options(CLI::App& cmd, prism::cli::MachineOptions& o) {
       ->check(whole_number(1, 65536));
 }
 
+void add_shared_bench_options(CLI::App& cmd, prism::cli::BenchCliOptions& o, bool with_json) {
+  cmd.add_option("--mode", o.mode, "infer (forward, eval mode, no grad) or train (full steps)")
+      ->check(CLI::IsMember({"infer", "train"}))
+      ->capture_default_str();
+  cmd.add_option("--batch", o.batches,
+                 o.batches.empty() ? "batch sizes, comma-separated (default 1,8,64)"
+                                   : "batch sizes, comma-separated (default 1,64)")
+      ->delimiter(',')
+      ->check(whole_number(1, 1'000'000))
+      ->type_name("N,...");
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--warmup", o.warmup, "warm calls after the cold one, before timing")
+      ->check(whole_number(0, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--duration", o.duration_s, "seconds of timed calls per batch size")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_option("--image-size", o.image_size,
+                 "image models: square input size (default the model's)")
+      ->check(whole_number(1, 4096));
+  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--device", o.device, "cpu, or cuda (needs a GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_option("--data", o.data,
+                 "inputs from a data set (as `train --data`: fashion-mnist, shapes, text, a path) "
+                 "instead of synthetic ones")
+      ->type_name("NAME|PATH");
+  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
+  if (with_json) {
+    cmd.add_option("--json", o.json_path, "write the result, every call's time included")
+        ->type_name("FILE");
+  }
+}
+
+void add_bench_options(CLI::App& cmd, prism::cli::BenchCliOptions& o) {
+  cmd.add_option("model", o.model, "model: mlp, cnn, transformer, resnet18, ...")->required();
+  add_shared_bench_options(cmd, o, true);
+  cmd.add_option("--iters", o.iters,
+                 "exactly this many timed calls per batch size (overrides --duration)")
+      ->check(whole_number(1, 100'000'000));
+  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);
+  cmd.add_option(
+         "--qps", o.qps,
+         "server scenario: Poisson request rates to sweep, comma-separated, e.g. 50,100,200")
+      ->delimiter(',')
+      ->check(positive_number())
+      ->type_name("R,...");
+  cmd.add_option("--max-batch", o.max_batch, "server: the largest batch the worker forms")
+      ->check(whole_number(1, 4096))
+      ->capture_default_str();
+  cmd.add_option("--max-wait-ms", o.max_wait_ms,
+                 "server: how long the oldest request may wait for its batch to fill")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--slo-ms", o.slo_ms, "server: report where the p99 latency crosses this")
+      ->check(positive_number());
+}
+
+void add_compare_options(CLI::App& cmd, prism::cli::CompareOptions& o) {
+  cmd.add_option("inputs", o.inputs, "BASE.json CAND.json, or a MODEL to run both ways")
+      ->required()
+      ->expected(1, 2);
+  cmd.add_option("--a", o.a_flags, "MODEL: the baseline's flags (default: none)")
+      ->type_name("\"FLAGS\"");
+  cmd.add_option("--b", o.b_flags, "MODEL: the candidate's flags, e.g. \"--kernel matmul=naive\"")
+      ->type_name("\"FLAGS\"");
+  cmd.add_option("--rounds", o.rounds, "MODEL: interleaved rounds per side (A B B A ...)")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--rows", o.rows, "rows of the per-op table (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+  o.bench.batches = {1, 64};
+  o.bench.duration_s = 4;
+  add_shared_bench_options(cmd, o.bench, false);
+}
+
+void add_gate_options(CLI::App& cmd, prism::cli::GateCliOptions& o) {
+  cmd.add_option("base", o.base, "the baseline result (bench or train JSON)");
+  cmd.add_option("cand", o.cand, "the candidate result");
+  cmd.add_option("--max-p99-increase", o.max_p99_increase, "largest allowed p99 rise")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-throughput-drop", o.max_throughput_drop, "largest allowed throughput fall")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-memory-increase", o.max_memory_increase,
+                 "largest allowed rise of peak memory (tracked and resident)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-quality-drop", o.max_quality_drop,
+                 "largest allowed fall of held-out accuracy, in percentage points")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--max-loss-increase", o.max_loss_increase,
+                 "largest allowed relative rise of a held-out or training loss")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-output-diff", o.max_output_diff,
+                 "largest allowed relative change of the outputs on fixed inputs (inference)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--exact", o.exact,
+                 "counters that must be equal: flops, macs, bytes, allocs, alloc_bytes")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  cmd.add_option("--baselines", o.baselines,
+                 "check the deterministic figures of the zoo against the baselines in DIR")
+      ->type_name("DIR");
+  cmd.add_flag("--update", o.update, "with --baselines: write the measured figures instead");
+  cmd.add_flag("--verbose", o.verbose, "print the checks that passed too");
+}
+
 // "prism" or "prism demo": where to point the user for --help.
 std::string command_path(const CLI::App& app) {
   std::string path = "prism";
@@ -219,8 +343,10 @@ std::string command_path(const CLI::App& app) {
 // An argument that no command or option claimed: name it and list what exists.
 std::string unexpected_message(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
-  return fmt::format("unknown command '{}' (commands: demo, lab, machine, ops, summary, train)",
-                     arg);
+  return fmt::format(
+      "unknown command '{}' (commands: bench, compare, demo, gate, lab, machine, ops, summary, "
+      "train)",
+      arg);
 }
 
 int run(int argc, char** argv) {
@@ -250,6 +376,18 @@ int run(int argc, char** argv) {
   CLI::App* lab = app.add_subcommand(
       "lab", "validate every kernel variant of an op, then time them side by side");
   add_lab_options(*lab, lab_opts);
+  prism::cli::BenchCliOptions bench_opts;
+  CLI::App* bench = app.add_subcommand(
+      "bench", "latency percentiles, throughput and memory of a model per batch size");
+  add_bench_options(*bench, bench_opts);
+  prism::cli::CompareOptions compare_opts;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "baseline against candidate: report, statistics and a decision");
+  add_compare_options(*compare, compare_opts);
+  prism::cli::GateCliOptions gate_opts;
+  CLI::App* gate = app.add_subcommand(
+      "gate", "a regression gate: exit 1 when a threshold breaks (or check the baselines)");
+  add_gate_options(*gate, gate_opts);
   // Leftover arguments at the top level get our own message (see unexpected_message); set after
   // the subcommands exist so they keep rejecting unknown flags themselves.
   app.allow_extras();
@@ -279,6 +417,9 @@ int run(int argc, char** argv) {
   if (summary->parsed()) return prism::cli::run_summary(summary_opts);
   if (machine->parsed()) return prism::cli::run_machine(machine_opts);
   if (lab->parsed()) return prism::cli::run_lab(lab_opts);
+  if (bench->parsed()) return prism::cli::run_bench(bench_opts);
+  if (compare->parsed()) return prism::cli::run_compare(compare_opts);
+  if (gate->parsed()) return prism::cli::run_gate(gate_opts);
 
   std::fputs(app.help().c_str(), stderr);
   std::fputs("\nprism: no command given (try `prism demo`)\n", stderr);

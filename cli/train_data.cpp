@@ -1,5 +1,7 @@
 #include "cli/train_data.h"
 
+#include "cli/commands.h"
+
 #include <filesystem>
 
 #include "nn/data/idx.h"
@@ -87,6 +89,34 @@ TrainData load_train_data(const std::string& spec_in, const std::string& model, 
   throw Error("--data '" + spec +
               "': not a data set name (fashion-mnist, shapes, spirals, text), a directory of "
               "MNIST-format files, or a text file");
+}
+
+nn::ModelOptions model_options_for(const TrainData& data, const std::string& model,
+                                   nn::ModelOptions mo) {
+  const nn::data::ExampleSpec spec = data.train->spec();
+  if (data.task == Task::next_char) {
+    if (!nn::is_language_model(model)) {
+      throw UsageError("model '" + model + "' classifies images; text data needs a transformer");
+    }
+    mo.vocab = data.num_classes;
+    return mo;
+  }
+  if (nn::is_language_model(model)) {
+    throw UsageError("model '" + model + "' reads text; use --data text or a text file");
+  }
+  mo.num_classes = data.num_classes;
+  if (spec.input_shape.size() == 3) {
+    mo.in_channels = spec.input_shape[0];
+    mo.image_size = spec.input_shape[1];
+  } else if (model != "mlp") {
+    throw UsageError("model '" + model + "' needs images; " + data.name + " has inputs " +
+                     spec.input_shape.str() + " (use the mlp)");
+  } else {
+    // Flat inputs (spiral points): the MLP's input width is channels x 1 x 1.
+    mo.in_channels = spec.input_shape.numel();
+    mo.image_size = 1;
+  }
+  return mo;
 }
 
 }  // namespace prism::cli

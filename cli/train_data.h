@@ -7,6 +7,7 @@
 
 #include "nn/data/dataset.h"
 #include "nn/data/text.h"
+#include "nn/models/zoo.h"
 
 namespace prism::cli {
 
@@ -32,5 +33,11 @@ struct TrainData {
 // context length for text. Unknown names and unreadable paths are Errors.
 TrainData load_train_data(const std::string& spec, const std::string& model, int64_t block_size,
                           uint64_t seed);
+
+// The model options `data` implies for `model`: its classes and image shape, or its vocabulary
+// (other fields of `base` are kept). A model that cannot read the data (a CNN on text, a GPT on
+// images) is a UsageError saying which data it needs.
+nn::ModelOptions model_options_for(const TrainData& data, const std::string& model,
+                                   nn::ModelOptions base);
 
 }  // namespace prism::cli

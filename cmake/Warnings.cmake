@@ -21,4 +21,5 @@ function(prism_target_defaults target)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${PRISM_ARCH_FLAGS}>)
   endif()
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/generated)
+  prism_library_defaults(${target})  # cmake/Libraries.cmake: shared-library flags, the backend
 endfunction()

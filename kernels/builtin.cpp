@@ -1,12 +1,11 @@
-// The list of every built-in kernel, and each op's default variant.
+// The list of every built-in CPU kernel, and each op's default variant. The CUDA kernels are
+// registered when the CUDA backend library is loaded, on first GPU use (kernels/gpu_loader.cpp,
+// kernels/cuda/builtin_cuda.cpp), so that a CPU run never maps cudart or cuBLAS.
 //
 // Defaults are the fastest correct variant we have measured (docs/PERFORMANCE.md). Eigen's
 // reference is still the fastest max/argmax we have, and the naive loops are the only
 // elementwise, copy and index kernels.
 #include "kernels/cpu/kernel_list.h"
-#ifdef PRISM_HAS_CUDA
-#include "kernels/cuda/kernel_list.h"
-#endif
 
 namespace prism::kernels {
 
@@ -66,10 +65,6 @@ void register_builtin_kernels(Registry& r) {
     r.op(op, Device::cpu).set_default("flash");
   }
   r.op("linear_gelu", Device::cpu).set_default("fused");
-
-#ifdef PRISM_HAS_CUDA
-  cuda::register_cuda_kernels(r);  // registers only: no GPU is touched until a kernel runs
-#endif
 }
 
 }  // namespace prism::kernels

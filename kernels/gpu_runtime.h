@@ -1,12 +1,17 @@
 // The GPU runtime as the rest of prism sees it: plain C++, no CUDA headers.
 //
 // Everything above kernels/ (tensors, the profiler hooks, the CLI) talks to the GPU only through
-// these functions, so the same code builds with and without the CUDA toolkit. With CUDA
-// (kernels/cuda/runtime.cpp) they drive the first visible device; without it
-// (kernels/gpu_absent.cpp) `available()` is false and the rest throw an Error that says why.
+// these functions, so the same code builds with and without the CUDA toolkit. They are
+// implemented by a small loader in libprism_kernels (kernels/gpu_loader.cpp): in a CUDA build it
+// opens the CUDA backend, libprism_cuda.so (kernels/cuda/), the first time one of them needs the
+// GPU, registers the CUDA kernels and forwards every call to it; without CUDA, `available()` is
+// false and the rest throw an Error that says why. A program that never asks for a GPU never
+// maps the backend, cudart or cuBLAS (kernels/gpu_backend.h says why that matters).
 //
-// Nothing here runs during static initialisation: the CUDA context is created on the first call
-// that needs it, so a program that never asks for a GPU never touches one.
+// Nothing here runs during static initialisation: the backend is loaded and the CUDA context
+// created on the first call that needs them, so a program that never asks for a GPU never
+// touches one. Calls that only tidy up (release, synchronize, the timer's end and read, NVTX
+// ranges) never load the backend: before it is loaded there is nothing of its to tidy.
 #pragma once
 
 #include <cstddef>
@@ -15,16 +20,32 @@
 
 namespace prism::kernels::gpu {
 
-// True when this binary was compiled with the CUDA backend.
+// True when this build has the CUDA backend (libprism_cuda.so was built with it). Loads nothing.
 bool built();
 
-// True when a CUDA device can be used (built, a driver, at least one device). The first call
-// initialises CUDA; later calls return the cached answer.
+// True when a CUDA device can be used (built, the backend loaded, a driver, at least one
+// device). The first call loads the backend and initialises CUDA; later calls return the cached
+// answer.
 bool available();
 
-// Why available() is false, in words (e.g. "no CUDA-capable device is detected"); "" if it is
-// true.
+// Why available() is false, in words (e.g. "no CUDA-capable device is detected", or why the
+// backend library could not be loaded); "" if it is true.
 std::string unavailable_reason();
+
+// ---- the backend library -----------------------------------------------------------------------
+// Where it is looked for: $PRISM_CUDA_BACKEND (a path to the file; only there when set), else
+// beside libprism_kernels.so, else beside the executable. Every failure (missing file, dlopen's
+// error, a missing entry symbol, a library built from other sources) becomes
+// unavailable_reason(), never a crash.
+
+// Loads the backend and registers its kernels (with the kernel choices made so far applied to
+// them), once; true if it is loaded. Touches no GPU: `prism ops` uses it to list the CUDA
+// variants on a machine without one. available() and every call that needs a device load it.
+bool load_backend();
+// True once load_backend() has succeeded; loads nothing.
+bool backend_loaded();
+// The file the backend was loaded from, "" if it is not loaded.
+std::string backend_path();
 
 // Throws an Error "<what>: CUDA is not available: <reason>" unless available().
 void require(const char* what);

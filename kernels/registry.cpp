@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+
+#include "kernels/gpu_runtime.h"
 
 namespace prism::kernels {
 
@@ -18,11 +21,24 @@ std::string list_names(const OpKernels& k) {
 }
 
 // Scoped overrides on this thread, innermost last. Usually empty, so select() is one branch.
+// Kept by name, not by entry: an op registered inside the scope (a CUDA op, when the backend is
+// loaded there) obeys the guard too.
 struct ScopedChoice {
-  const OpKernels* op;
-  const KernelEntry* entry;
+  std::string op, variant;
 };
 thread_local std::vector<ScopedChoice> t_scoped;
+
+// The process-wide choices by name ([0]: set_variant, [1]: PRISM_KERNELS), for ops registered
+// after they were made (reapply_kernel_choices).
+struct RecordedChoices {
+  std::mutex mu;
+  std::map<std::string, std::string, std::less<>> by_op[2];
+};
+
+RecordedChoices& recorded_choices() {
+  static auto* c = new RecordedChoices;  // never destroyed, like the registry
+  return *c;
+}
 
 }  // namespace
 
@@ -74,7 +90,9 @@ const KernelEntry& OpKernels::at(std::string_view name) const {
 
 const KernelEntry& OpKernels::chosen() const {
   for (auto it = t_scoped.rbegin(); it != t_scoped.rend(); ++it) {
-    if (it->op == this) return *it->entry;
+    if (it->op != op_) continue;
+    // A device without the guard's variant looks further out, as if the guard were not there.
+    if (const KernelEntry* e = find(it->variant)) return *e;
   }
   if (global_choice_ >= 0) return entries_[static_cast<size_t>(global_choice_)];
   if (env_choice_ >= 0) return entries_[static_cast<size_t>(env_choice_)];
@@ -93,6 +111,7 @@ const KernelEntry& OpKernels::select(DType t) const {
 }
 
 OpKernels& Registry::op(std::string_view name, Device device, std::string_view cost_formula) {
+  std::lock_guard lock(mu_);
   for (auto& k : ops_) {
     if (k.op() == name && k.device() == device) {
       if (k.cost_formula_.empty()) k.cost_formula_ = std::string(cost_formula);
@@ -103,6 +122,7 @@ OpKernels& Registry::op(std::string_view name, Device device, std::string_view c
 }
 
 const OpKernels* Registry::find(std::string_view name, Device device) const {
+  std::lock_guard lock(mu_);
   for (const auto& k : ops_) {
     if (k.op() == name && k.device() == device) return &k;
   }
@@ -121,7 +141,10 @@ const OpKernels& Registry::at(std::string_view name, Device device) const {
 
 std::vector<const OpKernels*> Registry::all() const {
   std::vector<const OpKernels*> out;
-  for (const auto& k : ops_) out.push_back(&k);
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& k : ops_) out.push_back(&k);
+  }
   std::sort(out.begin(), out.end(), [](const OpKernels* a, const OpKernels* b) {
     return a->op() != b->op() ? a->op() < b->op() : a->device() < b->device();
   });
@@ -151,35 +174,71 @@ Registry& registry() {
 
 namespace {
 
-// Finds the op on every device; an op unknown on all devices is an error.
-std::vector<OpKernels*> ops_named(std::string_view op) {
+// The op on every device that has registered it (none: empty).
+std::vector<OpKernels*> find_op(std::string_view op) {
   std::vector<OpKernels*> out;
   Registry& r = registry();
   for (Device d : {Device::cpu, Device::cuda}) {
     if (const OpKernels* k = r.find(op, d)) out.push_back(const_cast<OpKernels*>(k));
   }
-  if (out.empty()) r.at(op, Device::cpu);  // throws the listing error
   return out;
 }
 
+// True if some of `ks` has `variant` ("": if there is any).
+bool has_variant(const std::vector<OpKernels*>& ks, std::string_view variant) {
+  for (const OpKernels* k : ks) {
+    if (variant.empty() || k->find(variant)) return true;
+  }
+  return false;
+}
+
+// The op on every device that has registered it, checked to have `variant` ("": any) on at
+// least one. A name the loaded devices do not know may be a CUDA one (matmul's "tiled", named by
+// --kernel before any GPU use), so the CUDA backend is loaded, if this build has it, before the
+// name is declared unknown. Throws an Error listing the ops or variants that exist.
+std::vector<OpKernels*> resolve(std::string_view op, std::string_view variant) {
+  std::vector<OpKernels*> ks = find_op(op);
+  if (has_variant(ks, variant)) return ks;
+  if (gpu::built() && !gpu::backend_loaded() && gpu::load_backend()) ks = find_op(op);
+  if (has_variant(ks, variant)) return ks;
+  const std::string note = gpu::built() && !gpu::backend_loaded()
+                               ? " (CUDA variants not included: " + gpu::unavailable_reason() + ")"
+                               : "";
+  try {
+    if (ks.empty()) registry().at(op, Device::cpu);  // throws the list of ops
+  } catch (const Error& e) {
+    throw Error(e.what() + note);
+  }
+  // The variants of every device, so a name that exists only on the GPU is visible here.
+  std::string m = std::string(op) + ": no kernel variant named '" + std::string(variant) + "' on ";
+  for (size_t i = 0; i < ks.size(); ++i) {
+    m += std::string(i ? " or " : "") + device_name(ks[i]->device()) +
+         " (variants: " + list_names(*ks[i]) + ")";
+  }
+  throw Error(m + note);
+}
+
+// Applies a choice to one op's kernels: the entry's index, or -1 (the default) where this device
+// has no variant of that name.
+void apply_choice(OpKernels& k, std::string_view variant, bool from_env) {
+  int idx = -1;
+  for (size_t i = 0; i < k.entries().size() && !variant.empty(); ++i) {
+    if (k.entries()[i].name == variant) idx = static_cast<int>(i);
+  }
+  k.set_choice(idx, from_env);
+}
+
 void choose(std::string_view op, std::string_view variant, bool from_env) {
-  std::vector<OpKernels*> ks = ops_named(op);
-  bool found = variant.empty();
-  for (OpKernels* k : ks) {
-    if (!variant.empty() && !k->find(variant)) continue;
-    found = true;
+  std::vector<OpKernels*> ks = resolve(op, variant);
+  RecordedChoices& c = recorded_choices();
+  std::lock_guard lock(c.mu);
+  auto& by_op = c.by_op[from_env ? 1 : 0];
+  if (variant.empty()) {
+    by_op.erase(std::string(op));
+  } else {
+    by_op[std::string(op)] = std::string(variant);
   }
-  if (!found) ks.front()->at(variant);  // throws, listing the variants
-  for (OpKernels* k : ks) {
-    int idx = -1;
-    if (const KernelEntry* e = variant.empty() ? nullptr : k->find(variant)) {
-      for (size_t i = 0; i < k->entries().size(); ++i) {
-        if (&k->entries()[i] == e) idx = static_cast<int>(i);
-      }
-    }
-    // A device without this variant keeps its default.
-    k->set_choice(idx, from_env);
-  }
+  for (OpKernels* k : ks) apply_choice(*k, variant, from_env);  // a device without it: default
 }
 
 void parse_choices(std::string_view spec, bool from_env) {
@@ -198,9 +257,7 @@ void parse_choices(std::string_view spec, bool from_env) {
       throw Error(where + ": expected op=variant, got '" + std::string(item) + "'");
     }
     std::string op(item.substr(0, eq)), variant(item.substr(eq + 1));
-    bool any = false;
-    for (OpKernels* k : ops_named(op)) any = any || k->find(variant);
-    if (!any) ops_named(op).front()->at(variant);
+    (void)resolve(op, variant);  // throws for a name no device has
     pairs.emplace_back(std::move(op), std::move(variant));
   }
   for (const auto& [op, variant] : pairs) choose(op, variant, from_env);
@@ -214,6 +271,18 @@ void set_variant(std::string_view op, std::string_view variant) {
 
 void apply_kernel_choices(std::string_view spec) {
   parse_choices(spec, false);
+}
+
+void reapply_kernel_choices(Device device) {
+  RecordedChoices& c = recorded_choices();
+  std::lock_guard lock(c.mu);
+  for (int from_env = 0; from_env < 2; ++from_env) {
+    for (const auto& [op, variant] : c.by_op[from_env]) {
+      if (const OpKernels* k = registry().find(op, device)) {
+        apply_choice(*const_cast<OpKernels*>(k), variant, from_env == 1);
+      }
+    }
+  }
 }
 
 void load_env_choices() {
@@ -237,22 +306,9 @@ void load_env_choices() {
 Use::Use(std::string_view op, std::string_view variant) {
   // Like set_variant: every device of the op that has this variant runs it (a GPU-only variant
   // such as matmul's "tiled" leaves the cpu alone); an Error only when no device has it.
-  const KernelEntry* chosen[2] = {nullptr, nullptr};
-  const OpKernels* kernels[2] = {registry().find(op, Device::cpu),
-                                 registry().find(op, Device::cuda)};
-  for (int d = 0; d < 2; ++d) {
-    if (kernels[d]) chosen[d] = kernels[d]->find(variant);
-  }
-  if (!chosen[0] && !chosen[1]) {
-    const OpKernels* any = kernels[0] ? kernels[0] : kernels[1];
-    if (!any) any = &registry().at(op, Device::cpu);  // throws: no such op
-    (void)any->at(variant);                           // throws, listing the variants
-  }
-  for (int d = 0; d < 2; ++d) {
-    if (!chosen[d]) continue;
-    t_scoped.push_back({kernels[d], chosen[d]});
-    ++pushed_;
-  }
+  (void)resolve(op, variant);
+  t_scoped.push_back({std::string(op), std::string(variant)});
+  pushed_ = 1;
 }
 
 Use::~Use() {

@@ -12,6 +12,11 @@
 // If the chosen variant lacks the dtype at hand (a learner's float32-only kernel asked for a
 // float64 gradient check), the default variant runs instead and the profile says so.
 //
+// The CUDA kernels are registered later than the CPU ones: when the CUDA backend library is
+// loaded, on first GPU use (kernels/gpu_runtime.h). Choices are therefore kept by name and
+// applied to the CUDA ops when they arrive, and a name no loaded device has (matmul's GPU-only
+// "tiled") loads the backend before it is declared unknown.
+//
 // A learner adds a kernel from their own file, no framework edits:
 //   void my_matmul(const prism::kernels::MatmulArgs<float>& a) { ... }
 //   PRISM_REGISTER_KERNEL(matmul, my_matmul);
@@ -19,6 +24,7 @@
 
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <typeindex>
@@ -46,10 +52,20 @@ struct KernelEntry {
   void (*get() const)(const Args<T>&);
 };
 
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::f32; }
-template <> constexpr DType dtype_of<double>() { return DType::f64; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::f32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::f64;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::i64;
+}
 
 // What a meta tensor's op runs: nothing (shapes, costs and memory are the front end's work).
 template <template <class> class Args, class T>
@@ -105,7 +121,8 @@ class OpKernels {
   const KernelEntry& chosen() const;
 
   // Records a process-wide (set_variant) or environment (PRISM_KERNELS) choice by entry index;
-  // -1 clears it. Use set_variant / apply_kernel_choices rather than calling this directly.
+  // -1 clears it. Use set_variant / apply_kernel_choices rather than calling this directly: they
+  // also remember the choice by name for ops registered later (the CUDA backend's).
   void set_choice(int index, bool from_env) { (from_env ? env_choice_ : global_choice_) = index; }
 
  private:
@@ -119,6 +136,9 @@ class OpKernels {
   int env_choice_ = -1;     // PRISM_KERNELS
 };
 
+// The ops and their kernels. Lookups and registrations may come from different threads (a data
+// loader's thread calling CPU ops while the main thread's first GPU use registers the CUDA
+// kernels), so the list of ops is guarded; an OpKernels, once made, never moves.
 class Registry {
  public:
   // The op's kernels on a device; registers the op on first use.
@@ -130,13 +150,15 @@ class Registry {
   std::vector<const OpKernels*> all() const;  // sorted by op name, then device
 
  private:
+  mutable std::mutex mu_;
   std::deque<OpKernels> ops_;
 };
 
 // The entry ops use for meta tensors (name "meta"), whatever the op.
 const KernelEntry& meta_entry();
 
-// The process-wide registry, with every built-in kernel registered on first use.
+// The process-wide registry, with every built-in CPU kernel registered on first use (the CUDA
+// kernels join when the backend is loaded).
 Registry& registry();
 
 // Process-wide choice of variant (what `--kernel op=variant` sets); "" restores the default.
@@ -149,8 +171,14 @@ void apply_kernel_choices(std::string_view spec);
 // Reads PRISM_KERNELS (once); a bad value throws an Error naming what exists.
 void load_env_choices();
 
+// Applies the set_variant / PRISM_KERNELS choices made so far to the ops of `device`. The CUDA
+// loader calls it once it has registered the backend's kernels, which did not exist when the
+// choices were made. (Use guards need nothing: they are matched by name at every call.)
+void reapply_kernel_choices(Device device);
+
 // Scoped override on this thread: the highest priority. Like set_variant it applies on every
-// device that has the variant; a name no device has is an Error listing the variants.
+// device that has the variant, including the CUDA ops if the backend is loaded inside the scope;
+// a name no device has is an Error listing the variants.
 class Use {
  public:
   Use(std::string_view op, std::string_view variant);
@@ -185,6 +213,6 @@ struct UserKernelRegistrar {
 #define PRISM_KERNEL_CONCAT(a, b) PRISM_KERNEL_CONCAT_INNER(a, b)
 
 // Registers `fn` (float32) as a user variant of `op` on the CPU, under the function's name.
-#define PRISM_REGISTER_KERNEL(op, fn)                                               \
-  static const ::prism::kernels::UserKernelRegistrar PRISM_KERNEL_CONCAT(           \
+#define PRISM_REGISTER_KERNEL(op, fn)                                     \
+  static const ::prism::kernels::UserKernelRegistrar PRISM_KERNEL_CONCAT( \
       prism_user_kernel_, __COUNTER__)(#op, #fn, &fn)

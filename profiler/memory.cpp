@@ -1,6 +1,7 @@
 #include "profiler/memory.h"
 
 #include <atomic>
+#include <mutex>
 
 #include "profiler/recorder.h"
 
@@ -33,6 +34,10 @@ struct DeviceCounters {
   std::atomic<int64_t> alloc_bytes{0};
   std::atomic<int64_t> free_count{0};
   std::atomic<int64_t> live_by_role[kNumRoles] = {};
+  // Composition of the live bytes at the peak. Written only when a new peak is set, which after
+  // the first steps of a run is rare, so a mutex there costs nothing on the hot path.
+  std::mutex peak_mutex;
+  int64_t peak_by_role[kNumRoles] = {};
 };
 
 DeviceCounters g_dev[kNumDevices];
@@ -44,15 +49,34 @@ int clamp_device(int d) {
 
 }  // namespace
 
+namespace {
+// Copies the live bytes by role into the peak's composition; called after `live` became a new
+// peak. A later, higher peak may have been recorded meanwhile by another thread: keep that one.
+void snapshot_peak_roles(DeviceCounters& c, int64_t live) {
+  std::lock_guard<std::mutex> lock(c.peak_mutex);
+  if (c.peak.load(std::memory_order_relaxed) != live) return;
+  for (int i = 0; i < kNumRoles; ++i) {
+    c.peak_by_role[i] = c.live_by_role[i].load(std::memory_order_relaxed);
+  }
+}
+}  // namespace
+
 void note_alloc(int device, MemRole role, int64_t bytes) {
   DeviceCounters& c = g_dev[clamp_device(device)];
+  // The role first, so that a peak snapshot taken below already includes this buffer.
+  c.live_by_role[static_cast<int>(role)].fetch_add(bytes, std::memory_order_relaxed);
   int64_t live = c.live.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   int64_t peak = c.peak.load(std::memory_order_relaxed);
-  while (live > peak && !c.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  bool new_peak = false;
+  while (live > peak) {
+    if (c.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+      new_peak = true;
+      break;
+    }
   }
+  if (new_peak) snapshot_peak_roles(c, live);
   c.alloc_count.fetch_add(1, std::memory_order_relaxed);
   c.alloc_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  c.live_by_role[static_cast<int>(role)].fetch_add(bytes, std::memory_order_relaxed);
   ++t_allocs.count;
   t_allocs.bytes += bytes;
   if (recording()) record_memory_sample(device, live);
@@ -73,7 +97,7 @@ void note_retag(int device, MemRole from, MemRole to, int64_t bytes) {
 }
 
 MemoryStats memory_stats(int device) {
-  const DeviceCounters& c = g_dev[clamp_device(device)];
+  DeviceCounters& c = g_dev[clamp_device(device)];
   MemoryStats s;
   s.live_bytes = c.live.load();
   s.peak_bytes = c.peak.load();
@@ -82,12 +106,20 @@ MemoryStats memory_stats(int device) {
   s.free_count = c.free_count.load();
   for (int i = 0; i < kNumRoles; ++i)
     s.live_by_role[static_cast<size_t>(i)] = c.live_by_role[i].load();
+  {
+    std::lock_guard<std::mutex> lock(c.peak_mutex);
+    for (int i = 0; i < kNumRoles; ++i) s.peak_by_role[static_cast<size_t>(i)] = c.peak_by_role[i];
+  }
   return s;
 }
 
 void reset_peak(int device) {
   DeviceCounters& c = g_dev[clamp_device(device)];
+  std::lock_guard<std::mutex> lock(c.peak_mutex);
   c.peak.store(c.live.load());
+  for (int i = 0; i < kNumRoles; ++i) {
+    c.peak_by_role[i] = c.live_by_role[i].load(std::memory_order_relaxed);
+  }
 }
 
 const ThreadAllocCounter& thread_allocs() {

@@ -33,6 +33,11 @@ struct MemoryStats {
   int64_t alloc_bytes = 0;  // bytes allocated since process start
   int64_t free_count = 0;
   std::array<int64_t, kNumRoles> live_by_role{};
+  // What the live bytes were made of when peak_bytes was reached (sums to peak_bytes): which
+  // roles to shrink to lower the peak. Exact when one thread allocates; with several (a data
+  // loader thread) each role is read just after the peak was set, so it may be off by one
+  // concurrent buffer.
+  std::array<int64_t, kNumRoles> peak_by_role{};
 };
 
 // Called by the tensor layer's allocator. Both are thread-safe.

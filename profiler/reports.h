@@ -38,7 +38,9 @@ std::string trace_json(const Profile& p);
 // Machine-readable dump: {"meta": {...}, "ops": [aggregated rows], "memory": {...}}.
 std::string profile_json(const Profile& p);
 
-// Write to a file; throws prism-independent std::runtime_error naming the path on failure.
+// Writes a file atomically (a temporary file beside it, fsynced, renamed over the name; a
+// device or FIFO is written in place); throws std::runtime_error naming the path and the OS
+// reason on failure, leaving no partial file.
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace prism::profiler

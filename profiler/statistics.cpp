@@ -86,6 +86,98 @@ double resampled_median(const std::vector<double>& samples, SplitMix64& rng,
   return median_in_place(scratch);
 }
 
+// Type-7 quantile q of one resample of `samples`, drawn into `scratch`.
+double resampled_quantile(const std::vector<double>& samples, double q, SplitMix64& rng,
+                          std::vector<double>& scratch) {
+  scratch.resize(samples.size());
+  for (double& x : scratch) x = samples[rng.index(samples.size())];
+  std::sort(scratch.begin(), scratch.end());
+  return quantile_sorted(scratch, q);
+}
+
+void require_q(double q, const char* fn) {
+  if (!(q >= 0 && q <= 1)) {
+    throw std::invalid_argument(std::string(fn) + ": q must be in [0, 1], got " +
+                                std::to_string(q));
+  }
+}
+
+void require_positive(const std::vector<double>& b, const char* fn) {
+  for (double x : b) {
+    if (!(x > 0)) {
+      throw std::invalid_argument(std::string(fn) +
+                                  ": every sample of b (the denominator) must be positive, got " +
+                                  std::to_string(x));
+    }
+  }
+}
+
+// One series cut into contiguous blocks, each sorted, for the block bootstrap.
+class SortedBlocks {
+ public:
+  SortedBlocks(const std::vector<double>& samples, int blocks) {
+    const size_t n = samples.size();
+    const size_t k = std::min(n, static_cast<size_t>(blocks));
+    for (size_t j = 0; j < k; ++j) {
+      const size_t begin = j * n / k, end = (j + 1) * n / k;
+      blocks_.emplace_back(samples.begin() + static_cast<std::ptrdiff_t>(begin),
+                           samples.begin() + static_cast<std::ptrdiff_t>(end));
+      std::sort(blocks_.back().begin(), blocks_.back().end());
+    }
+    all_ = samples;
+    std::sort(all_.begin(), all_.end());
+  }
+  size_t count() const { return blocks_.size(); }
+
+  // Type-7 q-quantile of the union of blocks picked[0..k) (repeats allowed).
+  double quantile(const std::vector<size_t>& picked, double q) const {
+    size_t total = 0;
+    for (size_t j : picked) total += blocks_[j].size();
+    const double h = static_cast<double>(total - 1) * q;
+    const size_t lo = static_cast<size_t>(std::floor(h));
+    const double x_lo = order_statistic(picked, lo);
+    if (lo + 1 >= total) return x_lo;
+    return x_lo + (h - static_cast<double>(lo)) * (order_statistic(picked, lo + 1) - x_lo);
+  }
+
+ private:
+  // The value of rank r (0-based) in the union: the smallest v of all_ with at least r + 1
+  // values <= v in the union (every value of the union is one of all_).
+  double order_statistic(const std::vector<size_t>& picked, size_t r) const {
+    size_t lo = 0, hi = all_.size() - 1;
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      size_t at_most = 0;
+      for (size_t j : picked) {
+        const auto& b = blocks_[j];
+        at_most += static_cast<size_t>(std::upper_bound(b.begin(), b.end(), all_[mid]) - b.begin());
+      }
+      if (at_most >= r + 1) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return all_[lo];
+  }
+
+  std::vector<std::vector<double>> blocks_;
+  std::vector<double> all_;
+};
+
+std::vector<size_t> pick_blocks(size_t k, SplitMix64& rng) {
+  std::vector<size_t> picked(k);
+  for (size_t& j : picked) j = rng.index(k);
+  return picked;
+}
+
+void require_blocks(int blocks, const char* fn) {
+  if (blocks < 1) {
+    throw std::invalid_argument(std::string(fn) + ": blocks must be at least 1, got " +
+                                std::to_string(blocks));
+  }
+}
+
 Interval percentile_interval(std::vector<double>& stats, double confidence) {
   std::sort(stats.begin(), stats.end());
   const double tail = (1 - confidence) / 2;
@@ -128,9 +220,7 @@ double median(std::vector<double> samples) {
 
 double quantile(std::vector<double> samples, double q) {
   require_samples(samples, "quantile");
-  if (!(q >= 0 && q <= 1)) {
-    throw std::invalid_argument("quantile: q must be in [0, 1], got " + std::to_string(q));
-  }
+  require_q(q, "quantile");
   std::sort(samples.begin(), samples.end());
   return quantile_sorted(samples, q);
 }
@@ -174,19 +264,85 @@ Interval bootstrap_ratio_ci(const std::vector<double>& a, const std::vector<doub
   require_samples(a, "bootstrap_ratio_ci", "a");
   require_samples(b, "bootstrap_ratio_ci", "b");
   require_bootstrap_args(confidence, resamples, "bootstrap_ratio_ci");
-  for (double x : b) {
-    if (!(x > 0)) {
-      throw std::invalid_argument(
-          "bootstrap_ratio_ci: every sample of b (the denominator) must "
-          "be positive, got " +
-          std::to_string(x));
-    }
-  }
+  require_positive(b, "bootstrap_ratio_ci");
   SplitMix64 rng(seed);
   std::vector<double> scratch, ratios(static_cast<size_t>(resamples));
   for (double& r : ratios) {
     const double num = resampled_median(a, rng, scratch);
     r = num / resampled_median(b, rng, scratch);
+  }
+  return percentile_interval(ratios, confidence);
+}
+
+Interval bootstrap_quantile_ci(const std::vector<double>& samples, double q, double confidence,
+                               int resamples, uint64_t seed) {
+  require_samples(samples, "bootstrap_quantile_ci");
+  require_q(q, "bootstrap_quantile_ci");
+  require_bootstrap_args(confidence, resamples, "bootstrap_quantile_ci");
+  SplitMix64 rng(seed);
+  std::vector<double> scratch, values(static_cast<size_t>(resamples));
+  for (double& v : values) v = resampled_quantile(samples, q, rng, scratch);
+  return percentile_interval(values, confidence);
+}
+
+Interval bootstrap_quantile_ratio_ci(const std::vector<double>& a, const std::vector<double>& b,
+                                     double q, double confidence, int resamples, uint64_t seed) {
+  require_samples(a, "bootstrap_quantile_ratio_ci", "a");
+  require_samples(b, "bootstrap_quantile_ratio_ci", "b");
+  require_q(q, "bootstrap_quantile_ratio_ci");
+  require_bootstrap_args(confidence, resamples, "bootstrap_quantile_ratio_ci");
+  require_positive(b, "bootstrap_quantile_ratio_ci");
+  SplitMix64 rng(seed);
+  std::vector<double> scratch, ratios(static_cast<size_t>(resamples));
+  for (double& r : ratios) {
+    const double num = resampled_quantile(a, q, rng, scratch);
+    r = num / resampled_quantile(b, q, rng, scratch);
+  }
+  return percentile_interval(ratios, confidence);
+}
+
+std::vector<double> block_medians(const std::vector<double>& samples, int blocks) {
+  require_samples(samples, "block_medians");
+  require_blocks(blocks, "block_medians");
+  const size_t n = samples.size();
+  const size_t k = std::min(n, static_cast<size_t>(blocks));
+  std::vector<double> out;
+  for (size_t j = 0; j < k; ++j) {
+    std::vector<double> b(samples.begin() + static_cast<std::ptrdiff_t>(j * n / k),
+                          samples.begin() + static_cast<std::ptrdiff_t>((j + 1) * n / k));
+    out.push_back(median_in_place(b));
+  }
+  return out;
+}
+
+Interval block_bootstrap_quantile_ci(const std::vector<double>& samples, double q, int blocks,
+                                     double confidence, int resamples, uint64_t seed) {
+  require_samples(samples, "block_bootstrap_quantile_ci");
+  require_q(q, "block_bootstrap_quantile_ci");
+  require_blocks(blocks, "block_bootstrap_quantile_ci");
+  require_bootstrap_args(confidence, resamples, "block_bootstrap_quantile_ci");
+  const SortedBlocks sb(samples, blocks);
+  SplitMix64 rng(seed);
+  std::vector<double> values(static_cast<size_t>(resamples));
+  for (double& v : values) v = sb.quantile(pick_blocks(sb.count(), rng), q);
+  return percentile_interval(values, confidence);
+}
+
+Interval block_bootstrap_quantile_ratio_ci(const std::vector<double>& a,
+                                           const std::vector<double>& b, double q, int blocks,
+                                           double confidence, int resamples, uint64_t seed) {
+  require_samples(a, "block_bootstrap_quantile_ratio_ci", "a");
+  require_samples(b, "block_bootstrap_quantile_ratio_ci", "b");
+  require_q(q, "block_bootstrap_quantile_ratio_ci");
+  require_blocks(blocks, "block_bootstrap_quantile_ratio_ci");
+  require_bootstrap_args(confidence, resamples, "block_bootstrap_quantile_ratio_ci");
+  require_positive(b, "block_bootstrap_quantile_ratio_ci");
+  const SortedBlocks sa(a, blocks), sb(b, blocks);
+  SplitMix64 rng(seed);
+  std::vector<double> ratios(static_cast<size_t>(resamples));
+  for (double& r : ratios) {
+    const double num = sa.quantile(pick_blocks(sa.count(), rng), q);
+    r = num / sb.quantile(pick_blocks(sb.count(), rng), q);
   }
   return percentile_interval(ratios, confidence);
 }

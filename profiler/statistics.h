@@ -68,6 +68,46 @@ Interval bootstrap_ratio_ci(const std::vector<double>& a, const std::vector<doub
                             double confidence = 0.95, int resamples = 2000,
                             uint64_t seed = kDefaultSeed);
 
+// The same two intervals for any quantile q in [0, 1] (type 7, as quantile()): a tail latency
+// (q = 0.99) gets its interval the way the median does. A high quantile of few samples is
+// nearly the maximum, and its interval is then wide: that is the honest answer (100 samples
+// put only one sample above p99).
+Interval bootstrap_quantile_ci(const std::vector<double>& samples, double q,
+                               double confidence = 0.95, int resamples = 2000,
+                               uint64_t seed = kDefaultSeed);
+Interval bootstrap_quantile_ratio_ci(const std::vector<double>& a, const std::vector<double>& b,
+                                     double q, double confidence = 0.95, int resamples = 2000,
+                                     uint64_t seed = kDefaultSeed);
+
+// ---- samples that are not independent ------------------------------------------------------
+//
+// Consecutive timings are correlated: a busy neighbour, a change of clock speed or a cache
+// warmed by the previous call affect whole runs of calls together. An interval computed as if
+// every call were independent is then far too narrow, and a test finds a "significant"
+// difference between two runs of the same code. The remedy from simulation output analysis
+// (batch means): cut the series, in time order, into `blocks` contiguous blocks and treat the
+// blocks, not the calls, as the independent units.
+
+inline constexpr int kDefaultBlocks = 20;
+
+// The medians of `blocks` contiguous blocks of near-equal size, in time order (as many blocks
+// as samples when there are fewer samples than blocks).
+std::vector<double> block_medians(const std::vector<double>& samples, int blocks = kDefaultBlocks);
+
+// Block bootstrap of the q-quantile: each resample draws `blocks` whole blocks with replacement
+// (keeping what happens inside a block together) and takes the type-7 q-quantile of their union.
+// Each block is sorted once and the quantile of a resample is found by counting, in
+// O(blocks log^2 n) per resample, so 2000 resamples of a million samples take milliseconds.
+Interval block_bootstrap_quantile_ci(const std::vector<double>& samples, double q,
+                                     int blocks = kDefaultBlocks, double confidence = 0.95,
+                                     int resamples = 2000, uint64_t seed = kDefaultSeed);
+// The same for the ratio quantile_q(a) / quantile_q(b) of two independent series (every sample
+// of b > 0).
+Interval block_bootstrap_quantile_ratio_ci(const std::vector<double>& a,
+                                           const std::vector<double>& b, double q,
+                                           int blocks = kDefaultBlocks, double confidence = 0.95,
+                                           int resamples = 2000, uint64_t seed = kDefaultSeed);
+
 // ---- is A faster than B? -------------------------------------------------------------------
 
 struct MannWhitney {

@@ -212,8 +212,10 @@ void attention_backward_flash(const AttentionBackwardArgs<T>& a) {
   if (a.d > kFlashMaxHead) return attention_backward_naive(a);
   const int64_t rows = a.batch * a.heads * a.lq;
   if (rows == 0) {  // no queries: nothing flows to the keys and values
-    gpu::memset_zero(a.dk, static_cast<size_t>(a.batch * a.heads * a.lk * a.d) * sizeof(T));
-    gpu::memset_zero(a.dv, static_cast<size_t>(a.batch * a.heads * a.lk * a.d) * sizeof(T));
+    gpu::backend::memset_zero(a.dk,
+                              static_cast<size_t>(a.batch * a.heads * a.lk * a.d) * sizeof(T));
+    gpu::backend::memset_zero(a.dv,
+                              static_cast<size_t>(a.batch * a.heads * a.lk * a.d) * sizeof(T));
     return;
   }
   std::optional<DeviceBuffer> own;

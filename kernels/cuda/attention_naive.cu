@@ -190,8 +190,8 @@ void attention_backward_naive(const AttentionBackwardArgs<T>& a) {
   const int64_t kv = a.batch * a.heads * a.lk * a.d;
   if (a.batch * a.heads == 0) return;
   if (rows == 0) {
-    gpu::memset_zero(a.dk, static_cast<size_t>(kv) * sizeof(T));
-    gpu::memset_zero(a.dv, static_cast<size_t>(kv) * sizeof(T));
+    gpu::backend::memset_zero(a.dk, static_cast<size_t>(kv) * sizeof(T));
+    gpu::backend::memset_zero(a.dv, static_cast<size_t>(kv) * sizeof(T));
     return;
   }
   std::optional<DeviceBuffer> own;

@@ -39,7 +39,7 @@ class FirstBadIndex {
   // Waits for the kernels queued so far; the smallest flagged position, or -1 if none.
   int64_t read() const {
     BadIndexWord v = kNoBadIndex;
-    gpu::copy_to_host(&v, word_.as<void>(), sizeof v);
+    gpu::backend::copy_to_host(&v, word_.as<void>(), sizeof v);
     return v == kNoBadIndex ? -1 : static_cast<int64_t>(v);
   }
 
@@ -50,7 +50,7 @@ class FirstBadIndex {
 // The int64 at `p` (a device pointer), for an error message: waits for the device.
 inline int64_t read_device_int64(const int64_t* p) {
   int64_t v = 0;
-  gpu::copy_to_host(&v, p, sizeof v);
+  gpu::backend::copy_to_host(&v, p, sizeof v);
   return v;
 }
 

@@ -1,4 +1,5 @@
-// The list of every built-in CUDA kernel, and each op's default variant on the GPU.
+// The list of every built-in CUDA kernel, and each op's default variant on the GPU. Called by
+// the loader (kernels/gpu_loader.cpp) when it opens the backend library, after the CPU kernels.
 //
 // Defaults follow the CPU rule, "the fastest correct variant", but on the GPU that is a claim
 // to be measured on a GPU (docs/PERFORMANCE.md); until then the default is the variant built

@@ -163,7 +163,7 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo, image = a.c * a.h * a.w;
   if (a.n * image == 0) return;
   if (a.o == 0) {  // no outputs: nothing flows back
-    gpu::memset_zero(a.out, static_cast<size_t>(a.n * image) * sizeof(T));
+    gpu::backend::memset_zero(a.out, static_cast<size_t>(a.n * image) * sizeof(T));
     return;
   }
   const GemmOperand<T> Wt{a.weight, 1, K, 0};  // W^T [K, O]
@@ -186,7 +186,7 @@ void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
   if (a.o * K == 0) return;
   if (a.n * P == 0) {  // an empty sum
-    gpu::memset_zero(a.out, static_cast<size_t>(a.o * K) * sizeof(T));
+    gpu::backend::memset_zero(a.out, static_cast<size_t>(a.o * K) * sizeof(T));
     return;
   }
   Scratch<T> s(a);

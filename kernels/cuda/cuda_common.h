@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/gpu_runtime.h"
+#include "kernels/cuda/backend.h"
 #include "kernels/types.h"
 
 namespace prism::kernels::cuda {
@@ -51,10 +51,10 @@ inline unsigned grid_for(int64_t n, int block = kBlock) {
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(size_t nbytes) : nbytes_(nbytes) {
-    if (nbytes_ > 0) ptr_ = gpu::allocate(nbytes_);
+    if (nbytes_ > 0) ptr_ = gpu::backend::allocate(nbytes_);
   }
   ~DeviceBuffer() {
-    if (ptr_) gpu::release(ptr_, nbytes_);
+    if (ptr_) gpu::backend::release(ptr_, nbytes_);
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/backend.h"
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/gpu_runtime.h"
 #include "kernels/types.h"
 
-namespace prism::kernels::gpu {
+namespace prism::kernels::gpu::backend {
 
 namespace {
 
@@ -132,4 +132,4 @@ CacheStats cache_stats() {
   return c.stats;
 }
 
-}  // namespace prism::kernels::gpu
+}  // namespace prism::kernels::gpu::backend

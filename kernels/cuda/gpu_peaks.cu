@@ -12,11 +12,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cuda/backend.h"
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/gpu_runtime.h"
 
-namespace prism::kernels::gpu {
+namespace prism::kernels::gpu::backend {
 
 namespace {
 
@@ -123,4 +123,4 @@ GpuPeaks measure_peaks(int reps) {
   return p;
 }
 
-}  // namespace prism::kernels::gpu
+}  // namespace prism::kernels::gpu::backend

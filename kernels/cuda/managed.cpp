@@ -16,11 +16,11 @@
 
 #include <string>
 
+#include "kernels/cuda/backend.h"
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/gpu_runtime.h"
 #include "kernels/types.h"
 
-namespace prism::kernels::gpu {
+namespace prism::kernels::gpu::backend {
 
 namespace {
 
@@ -83,4 +83,4 @@ void prefetch_to_device(const void* p, size_t nbytes) {
 #endif
 }
 
-}  // namespace prism::kernels::gpu
+}  // namespace prism::kernels::gpu::backend

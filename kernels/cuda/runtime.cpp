@@ -1,5 +1,6 @@
-// The GPU runtime of a CUDA build (contract: kernels/gpu_runtime.h): device discovery, prism's
-// stream, copies, event timing and NVTX ranges. The caching allocator is in device_cache.cpp.
+// The GPU runtime of the CUDA backend (contract: kernels/gpu_runtime.h; reached through the
+// loader, kernels/gpu_loader.cpp): device discovery, prism's stream, copies, event timing and NVTX
+// ranges. The caching allocator is in device_cache.cpp.
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -7,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/backend.h"
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/gpu_runtime.h"
 #include "kernels/types.h"
 
 namespace prism::kernels {
@@ -26,7 +27,7 @@ void check(cudaError_t err, const char* what, const char* file, int line) {
 
 cudaStream_t stream() {
   static cudaStream_t s = [] {
-    gpu::require("cuda stream");
+    gpu::backend::require("cuda stream");
     cudaStream_t created = nullptr;
     PRISM_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
     return created;
@@ -36,7 +37,7 @@ cudaStream_t stream() {
 
 }  // namespace cuda
 
-namespace gpu {
+namespace gpu::backend {
 
 namespace {
 
@@ -72,9 +73,6 @@ const Availability& availability() {
 
 }  // namespace
 
-bool built() {
-  return true;
-}
 bool available() {
   return availability().ok;
 }
@@ -256,5 +254,5 @@ void range_pop() {
   nvtxRangePop();
 }
 
-}  // namespace gpu
+}  // namespace gpu::backend
 }  // namespace prism::kernels

@@ -157,6 +157,16 @@ ModelInput default_input(const std::string& name, const ModelOptions& options) {
   return e.input(options);
 }
 
+bool is_language_model(const std::string& name) {
+  return name == "transformer" || name == "gpt-char" || name.rfind("gpt2", 0) == 0;
+}
+
+TrainingDefaults training_defaults(const std::string& name) {
+  if (is_language_model(name)) return {32, 3e-3, "adamw"};
+  if (name == "mlp") return {128, 0.05, "sgd"};
+  return {64, 0.05, "sgd"};  // cnn, resnets
+}
+
 std::vector<std::string> model_names() {
   std::vector<std::string> names;
   for (const auto& e : entries()) names.emplace_back(e.name);

@@ -57,6 +57,19 @@ struct ModelInput {
 std::shared_ptr<Module> make_model(const std::string& name, const ModelOptions& options = {});
 ModelInput default_input(const std::string& name, const ModelOptions& options = {});
 
+// True for the GPTs ("transformer", "gpt-char", "gpt2-*"): they read token ids and predict the
+// next token at every position, where the other models classify an image.
+bool is_language_model(const std::string& name);
+
+// What a model trains with when the user gives nothing else: batch, learning rate and
+// optimizer ("sgd" with momentum 0.9, "adam" or "adamw"); `prism train` and `prism bench` agree.
+struct TrainingDefaults {
+  int64_t batch = 64;
+  double lr = 0.05;
+  std::string optimizer = "sgd";
+};
+TrainingDefaults training_defaults(const std::string& name);
+
 // The zoo's names in a stable order (aliases not included) and a one-line description of each.
 std::vector<std::string> model_names();
 std::string model_description(const std::string& name);

@@ -259,3 +259,45 @@ TEST_CASE("statistics errors name the function and the problem") {
   CHECK(contains(invalid_argument_of([] { stats::mann_whitney_u({}, {1}); }),
                  "mann_whitney_u: no samples in a"));
 }
+
+TEST_CASE("block bootstrap: the same quantile as the plain one, wider intervals for correlated runs") {
+  namespace st = prism::profiler::stats;
+  // Twenty stretches at drifting speeds, as a busy neighbour or the clock make them: within a
+  // stretch the calls are alike, so the calls are far from independent.
+  std::vector<double> x;
+  for (int block = 0; block < 20; ++block) {
+    const double level = 100 + (block * 7) % 20;
+    for (int i = 0; i < 500; ++i) x.push_back(level + (i % 7) * 0.1);
+  }
+  const st::Interval iid = st::bootstrap_quantile_ci(x, 0.5, 0.95, 500);
+  const st::Interval blocked = st::block_bootstrap_quantile_ci(x, 0.5);
+  CHECK(blocked.high - blocked.low > 5 * (iid.high - iid.low));
+  CHECK(blocked.low <= st::quantile(x, 0.5));
+  CHECK(blocked.high >= st::quantile(x, 0.5));
+  // One block per sample is the plain bootstrap; its quantiles match quantile() exactly when
+  // every block is drawn once (a sample of 1 value: the interval is that value).
+  const st::Interval one = st::block_bootstrap_quantile_ci({4.0}, 0.99);
+  CHECK(one.low == 4.0);
+  CHECK(one.high == 4.0);
+  const std::vector<double> m = st::block_medians(x);
+  REQUIRE(m.size() == 20);
+  CHECK(m[0] == doctest::Approx(100.3));
+  CHECK(m[1] == doctest::Approx(107.3));
+  CHECK(st::block_medians({1, 2, 3}, 20).size() == 3);
+  const st::Interval r = st::block_bootstrap_quantile_ratio_ci(x, x, 0.99);
+  CHECK(r.low <= 1.0);
+  CHECK(r.high >= 1.0);
+  CHECK_THROWS_AS(st::block_bootstrap_quantile_ci(x, 0.5, 0), std::invalid_argument);
+  CHECK_THROWS_AS(st::block_medians({}), std::invalid_argument);
+}
+
+TEST_CASE("block bootstrap: the counting quantile equals the sorted quantile of the union") {
+  namespace st = prism::profiler::stats;
+  // With resamples drawn, each interval end is the type-7 quantile of some union of blocks;
+  // check the counting against sorting on a sample whose every union is the full set: one block.
+  std::vector<double> x;
+  for (int i = 0; i < 101; ++i) x.push_back((i * 37) % 101);
+  const st::Interval ci = st::block_bootstrap_quantile_ci(x, 0.9, 1);
+  CHECK(ci.low == doctest::Approx(st::quantile(x, 0.9)));
+  CHECK(ci.high == doctest::Approx(st::quantile(x, 0.9)));
+}

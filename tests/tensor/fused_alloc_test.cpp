@@ -37,7 +37,7 @@ Allocs allocations_of(F&& f) {
 
 constexpr int64_t kN = 64, kC = 1000;
 
-TEST_CASE("cross_entropy fused makes no [N, C] buffer; the composed chain and variant do") {
+TEST_CASE("cross_entropy fused makes no [N, C] buffer, the composed chain and variant do") {
   Tensor logits = randn({kN, kC});
   Tensor target = zeros({kN}, DType::i64);
   const int64_t nc_bytes = kN * kC * 4;
@@ -70,7 +70,7 @@ TEST_CASE("cross_entropy in grad mode keeps N float64 lse values, still no [N, C
   CHECK(chain.bytes >= kN * kC * 4);
 }
 
-TEST_CASE("layer_norm makes its output and two [rows] statistics; the composition, ten buffers") {
+TEST_CASE("layer_norm makes its output and two [rows] statistics, the composition ten buffers") {
   const int64_t rows = 32, d = 256;
   Tensor x = randn({rows, d}).set_requires_grad();
   Tensor w = ones({d}).set_requires_grad();
@@ -90,7 +90,7 @@ TEST_CASE("layer_norm makes its output and two [rows] statistics; the compositio
   CHECK(fused.bytes * 4 < chain.bytes);
 }
 
-TEST_CASE("adam_update per_tensor allocates a temporary per step; fused allocates nothing") {
+TEST_CASE("adam_update per_tensor allocates a temporary per step, fused allocates nothing") {
   const int64_t n = 1000;
   Tensor p = randn({n}), g = randn({n}), m = zeros({n}), v = zeros({n});
   AdamHyper h;

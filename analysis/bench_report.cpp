@@ -1,0 +1,154 @@
+#include "analysis/bench_report.h"
+
+#include <fmt/format.h>
+
+#include "analysis/report_format.h"
+
+namespace prism::analysis {
+
+namespace {
+
+std::string header(const BenchResult& r) {
+  const BenchOptions& o = r.options;
+  std::string out = fmt::format(
+      "bench {} --mode {}: {} parameters, input {} ({}), {} thread{}, device {}, kernels: {}\n",
+      o.model, bench_mode_name(o.mode), r.parameters, r.input, o.data ? o.data_name : "synthetic",
+      r.fingerprint.threads, r.fingerprint.threads == 1 ? "" : "s", r.fingerprint.device,
+      r.kernels.empty() ? "defaults" : r.kernels);
+  out += fmt::format(
+      "resident before any work: {} (the binary and its libraries); harness: {:.0f} ns per timed "
+      "call; profiler: off while timing, {:.0f} ns per op in the profiled calls\n",
+      format_bytes(r.baseline_rss_bytes), r.harness_ns, r.profiler_overhead_ns);
+  return out;
+}
+
+std::string latency_table(const BenchResult& r) {
+  TextColumns t({"batch", "calls", "cold", "p50", "p90", "p95", "p99", "max", "mean", "samples/s",
+                 "GFLOP/s", "% peak"});
+  for (const BatchResult& b : r.batches) {
+    const LatencyStats& l = b.latency;
+    t.add({std::to_string(b.batch), std::to_string(l.n), format_ns(b.cold_ns), format_ns(l.p50),
+           format_ns(l.p90), format_ns(l.p95), format_ns(l.p99), format_ns(l.max),
+           format_ns(l.mean), fmt::format("{:.1f}", b.throughput), fmt::format("{:.2f}", b.gflops),
+           b.pct_peak > 0 ? fmt::format("{:.1f}", b.pct_peak) : "-"});
+  }
+  std::string out = t.str();
+  out += "95% intervals (bootstrap):\n";
+  for (const BatchResult& b : r.batches) {
+    out +=
+        fmt::format("  batch {}: p50 [{}, {}], p99 [{}, {}]{}\n", b.batch,
+                    format_ns(b.latency.p50_ci.low), format_ns(b.latency.p50_ci.high),
+                    format_ns(b.latency.p99_ci.low), format_ns(b.latency.p99_ci.high),
+                    b.latency.n < kMinSamplesForP99 ? " (p99 of few calls: nearly the max)" : "");
+  }
+  return out;
+}
+
+std::string memory_table(const BenchResult& r) {
+  std::vector<std::string> headers{"batch", "peak RSS", "tracked peak"};
+  for (int i = 0; i < profiler::kNumRoles; ++i) {
+    headers.push_back(profiler::role_name(static_cast<profiler::MemRole>(i)));
+  }
+  headers.push_back("FLOP/sample");
+  headers.push_back("allocs/call");
+  TextColumns t(headers);
+  for (const BatchResult& b : r.batches) {
+    std::vector<std::string> row{std::to_string(b.batch), format_bytes(b.peak_rss_bytes),
+                                 format_bytes(b.tracked_peak_bytes)};
+    for (int64_t v : b.tracked_peak_by_role) row.push_back(format_bytes(v));
+    row.push_back(fmt::format("{:.4g}", b.flops_per_sample));
+    row.push_back(std::to_string(b.counters.allocs));
+    t.add(row);
+  }
+  return "memory: peak resident set (VmHWM) beside prism's tracked peak, split by role at the "
+         "peak\n" +
+         t.str();
+}
+
+std::string class_table(const BenchResult& r) {
+  std::vector<std::string> headers{"batch"};
+  for (int i = 0; i < kNumOpClasses; ++i) headers.push_back(op_class_name(static_cast<OpClass>(i)));
+  TextColumns t(headers);
+  for (const BatchResult& b : r.batches) {
+    double total = 0;
+    for (double v : b.class_ns) total += v;
+    std::vector<std::string> row{std::to_string(b.batch)};
+    for (double v : b.class_ns) {
+      row.push_back(v > 0 && total > 0 ? fmt::format("{:.1f}%", 100 * v / total) : "-");
+    }
+    t.add(row);
+  }
+  return "time by op class (share of the op time in the profiled calls)\n" + t.str();
+}
+
+std::string server_table(const BenchResult& r) {
+  const BenchOptions& o = r.options;
+  std::string out = fmt::format(
+      "server: Poisson arrivals for {:g} s per rate, one worker, batches of up to {} formed "
+      "within {:g} ms\n",
+      o.server.duration_s, o.server.max_batch, o.server.max_wait_ms);
+  TextColumns t({"offered/s", "achieved/s", "completed", "unfinished", "mean batch", "p50", "p95",
+                 "p99", "max", "queue p50", "queue p99"});
+  for (const ServerPoint& p : r.server) {
+    const bool any = !p.run.latency_ns.empty();
+    auto lat = [any](double v) { return any ? format_ns(v) : std::string("-"); };
+    t.add({fmt::format("{:g}", p.run.offered_qps), fmt::format("{:.1f}", p.run.achieved_qps),
+           std::to_string(p.run.completed), std::to_string(p.run.unfinished),
+           fmt::format("{:.2f}", p.run.mean_batch()), lat(p.latency.p50), lat(p.latency.p95),
+           lat(p.latency.p99), lat(p.latency.max), lat(p.queue_wait.p50), lat(p.queue_wait.p99)});
+  }
+  out += t.str();
+  out += "batch sizes formed:";
+  for (const ServerPoint& p : r.server) {
+    out += fmt::format("  {:g}/s:", p.run.offered_qps);
+    for (const auto& [size, count] : p.run.batch_sizes) out += fmt::format(" {}x{}", count, size);
+  }
+  out += "\n";
+  out += slo_crossing(r.server, o.slo_ms);
+  return out;
+}
+
+}  // namespace
+
+std::string slo_crossing(const std::vector<ServerPoint>& points, double slo_ms) {
+  if (slo_ms <= 0 || points.empty()) return "";
+  const double slo_ns = slo_ms * 1e6;
+  auto p99_or_inf = [](const ServerPoint& p) {
+    // Unfinished requests waited at least as long as the run: the tail is unbounded.
+    return p.run.latency_ns.empty() || p.run.unfinished > 0 ? 1e300 : p.latency.p99;
+  };
+  const ServerPoint* last_ok = nullptr;
+  for (const ServerPoint& p : points) {
+    if (p99_or_inf(p) > slo_ns) {
+      if (!last_ok) {
+        return fmt::format("SLO p99 <= {:g} ms: missed already at the lowest rate, {:g}/s\n",
+                           slo_ms, p.run.offered_qps);
+      }
+      return fmt::format(
+          "SLO p99 <= {:g} ms: met up to {:g}/s (p99 {}), missed from {:g}/s (p99 {}): the knee "
+          "lies between\n",
+          slo_ms, last_ok->run.offered_qps, format_ns(last_ok->latency.p99), p.run.offered_qps,
+          p.run.latency_ns.empty()
+              ? "-"
+              : format_ns(p.latency.p99) + (p.run.unfinished ? ", with unfinished requests" : ""));
+    }
+    last_ok = &p;
+  }
+  return fmt::format("SLO p99 <= {:g} ms: met at every rate up to {:g}/s\n", slo_ms,
+                     points.back().run.offered_qps);
+}
+
+std::string format_bench(const BenchResult& r) {
+  std::string out = header(r);
+  if (!r.batches.empty()) {
+    out += "\n" + latency_table(r) + "\n" + memory_table(r) + "\n" + class_table(r);
+  }
+  if (!r.server.empty()) out += "\n" + server_table(r);
+  if (!r.environment.warnings.empty()) {
+    out += "\nwarnings (kept in the JSON):\n";
+    for (const std::string& w : r.environment.warnings) out += "  " + w + "\n";
+  }
+  return out;
+}
+
+}  // namespace prism::analysis

@@ -1,0 +1,295 @@
+#include "analysis/model_bench.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "kernels/gpu_runtime.h"
+#include "kernels/registry.h"
+#include "nn/loss.h"
+#include "nn/optim/make.h"
+#include "profiler/aggregate.h"
+#include "profiler/clock.h"
+#include "profiler/machine.h"
+#include "profiler/recorder.h"
+#include "profiler/session.h"
+#include "tensor/autograd/grad_mode.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+#include "tensor/storage.h"
+
+namespace prism::analysis {
+
+namespace {
+
+constexpr int64_t kMaxBatch = 1'000'000;
+
+int device_index(Device d) {
+  return d == Device::cuda ? 1 : 0;
+}
+
+// The tracked memory one call at `batch` needs, from a dry run on the meta device (shapes,
+// no data: milliseconds even for a model that would not fit).
+int64_t dry_run_peak_bytes(const BenchOptions& o, int64_t batch) {
+  const int64_t live_before = profiler::memory_stats(2).live_bytes;
+  profiler::reset_peak(2);
+  {
+    Workload w(o.model, o.mode, o.model_options, Device::meta, o.seed);
+    w.set_batch(batch, o.seed);
+    w.call();
+  }
+  return profiler::memory_stats(2).peak_bytes - live_before;
+}
+
+int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size : 0;
+}
+
+// One timed call, in ns (the workload waits for the GPU itself).
+int64_t timed_call(const std::function<void()>& call, Device) {
+  const int64_t t0 = profiler::now_ns();
+  call();
+  return profiler::now_ns() - t0;
+}
+
+// The timed stretch: `iters` calls, or calls until `duration_s` has passed (at least
+// `min_iters`). One clock read per call boundary: the end of one call is the start of the
+// next, so the harness adds one clock read and one store per call (measure_harness_ns).
+std::vector<double> time_calls(const std::function<void()>& call, const BenchOptions& o) {
+  std::vector<double> samples;
+  const int64_t budget_ns = static_cast<int64_t>(o.duration_s * 1e9);
+  samples.reserve(o.iters > 0 ? static_cast<size_t>(o.iters) : 4096);
+  const int64_t start = profiler::now_ns();
+  int64_t t = start;
+  for (int64_t i = 0;; ++i) {
+    if (o.iters > 0 ? i >= o.iters : (i >= o.min_iters && t - start >= budget_ns)) break;
+    call();
+    const int64_t t1 = profiler::now_ns();
+    samples.push_back(static_cast<double>(t1 - t));
+    t = t1;
+  }
+  return samples;
+}
+
+OpPerCall op_per_call(const profiler::OpRow& r, double calls) {
+  OpPerCall o;
+  o.name = r.name;
+  o.phase = profiler::phase_name(r.phase);
+  o.variant = r.variant;
+  o.grad_of = r.grad_of;
+  o.calls = static_cast<double>(r.calls) / calls;
+  o.self_ns = static_cast<double>(r.self_ns) / calls;
+  o.flops = static_cast<double>(r.cost.flops) / calls;
+  o.bytes = static_cast<double>(r.cost.bytes) / calls;
+  o.allocs = static_cast<double>(r.allocs) / calls;
+  o.alloc_bytes = static_cast<double>(r.alloc_bytes) / calls;
+  return o;
+}
+
+// Exact per-call counters from a window of `calls` identical calls.
+CallCounters counters_per_call(const std::vector<profiler::OpRow>& rows, int64_t calls) {
+  CallCounters total;
+  for (const profiler::OpRow& r : rows) {
+    total.flops += r.cost.flops;
+    total.macs += r.cost.macs;
+    total.bytes += r.cost.bytes;
+    total.allocs += r.allocs;
+    total.alloc_bytes += r.alloc_bytes;
+  }
+  return {total.flops / calls, total.macs / calls, total.bytes / calls, total.allocs / calls,
+          total.alloc_bytes / calls};
+}
+
+}  // namespace
+
+void check_bench_options(const BenchOptions& o) {
+  if (o.batches.empty() && o.qps.empty()) throw Error("bench: no batch size given");
+  for (int64_t b : o.batches) {
+    if (b < 1 || b > kMaxBatch) {
+      throw Error(fmt::format("bench: batch size {} is not in 1..{}", b, kMaxBatch));
+    }
+  }
+  if (o.warmup < 0) throw Error("bench: warm-up calls must be 0 or more");
+  if (!(o.duration_s > 0) || !std::isfinite(o.duration_s)) {
+    throw Error("bench: the duration must be a positive number of seconds");
+  }
+  if (o.iters < 0 || o.min_iters < 1) throw Error("bench: the call counts must be positive");
+  if (o.profile_calls < 1) throw Error("bench: the profiled window needs at least one call");
+  if (!o.qps.empty()) {
+    if (o.mode != BenchMode::infer) {
+      throw Error("bench: the server scenario (--qps) serves inference requests: use --mode infer");
+    }
+    for (double r : o.qps) {
+      ServerOptions s = o.server;
+      s.qps = r;
+      try {
+        check_server_options(s);
+      } catch (const std::invalid_argument& e) {
+        throw Error(std::string("bench: ") + e.what());
+      }
+    }
+  }
+  nn::default_input(o.model, o.model_options);  // an unknown model is an Error naming the zoo
+}
+
+std::string kernel_choices() {
+  std::string s;
+  std::set<std::string> seen;  // an op is listed once per device: print each choice once
+  for (const kernels::OpKernels* k : kernels::registry().all()) {
+    if (&k->chosen() == &k->default_entry()) continue;
+    const std::string item = k->op() + "=" + k->chosen().name;
+    if (!seen.insert(item).second) continue;
+    s += (s.empty() ? "" : ",") + item;
+  }
+  return s;
+}
+
+double measure_harness_ns(int64_t calls) {
+  BenchOptions o;
+  o.iters = calls;
+  int64_t sink = 0;
+  const std::function<void()> empty = [&sink] { ++sink; };
+  const std::vector<double> s = time_calls(empty, o);
+  double total = 0;
+  for (double x : s) total += x;
+  return total / static_cast<double>(s.size());
+}
+
+BenchResult run_bench(const BenchOptions& o) {
+  check_bench_options(o);
+  BenchResult res;
+  res.options = o;
+  res.baseline_rss_bytes =
+      o.resident_at_start >= 0 ? o.resident_at_start : resident_memory().rss_bytes;
+  res.kernels = kernel_choices();
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  const std::string device_label =
+      o.device == Device::cuda ? kernels::gpu::device_info().name : "cpu";
+  res.fingerprint = fingerprint(threads, device_label);
+  if (o.check_environment) {
+    res.environment =
+        check_environment(threads, res.fingerprint.physical_cores, res.fingerprint.logical_cpus);
+  }
+
+  // Refuse what cannot fit before building anything: the tracked memory one call at the
+  // largest batch needs, from a dry run on the meta device (shapes only, no data).
+  const int64_t largest = o.qps.empty() ? *std::max_element(o.batches.begin(), o.batches.end())
+                                        : static_cast<int64_t>(o.server.max_batch);
+  const int64_t need = dry_run_peak_bytes(o, largest);
+  const int64_t ram = physical_memory_bytes();
+  if (o.device == Device::cpu && ram > 0 && need > ram) {
+    throw Error(fmt::format(
+        "bench: {} at batch {} needs about {:.1f} GiB of tensors in one {} call, more than this "
+        "machine's {:.1f} GiB of memory: use a smaller --batch",
+        o.model, largest, static_cast<double>(need) / (1 << 30), bench_mode_name(o.mode),
+        static_cast<double>(ram) / (1 << 30)));
+  }
+
+  if (o.peak && o.device == Device::cpu) {
+    if (const profiler::MachinePeak* m = profiler::machine_peak(true)) {
+      res.machine_peak_gflops = m->peak_gflops(threads);
+    }
+  }
+  res.harness_ns = measure_harness_ns();
+  res.profiler_overhead_ns = profiler::record_overhead_ns();
+
+  Workload w(o.model, o.mode, o.model_options, o.device, o.seed);
+  res.parameters = w.model().parameter_count();
+  const nn::ModelInput& spec = w.input_spec();
+  res.input = "[B";
+  for (int i = 1; i < spec.shape.size(); ++i) res.input += fmt::format(",{}", spec.shape[i]);
+  res.input += fmt::format("] {}", dtype_name(spec.dtype));
+
+  // Quality probe (inference): the outputs for a seeded batch of 2, before any timing.
+  if (o.mode == BenchMode::infer) {
+    manual_seed(o.seed + 1);
+    Tensor probe = o.data ? o.data->get_batch({0, 1 % o.data->size()}).input.to(o.device)
+                          : synthetic_input(spec, 2, w.output_width()).to(o.device);
+    NoGrad no_grad;
+    Tensor y = w.model()(probe);
+    if (w.language_model()) y = y.select(1, y.size(1) - 1);  // last position's logits
+    res.probe_output = y.to(Device::cpu).contiguous().to_vector<double>();
+  }
+
+  const std::function<void()> call = [&w] { w.call(); };
+  for (int64_t batch : o.qps.empty() ? o.batches : std::vector<int64_t>{}) {
+    BatchResult br;
+    br.batch = batch;
+    w.set_batch(batch, o.seed + static_cast<uint64_t>(batch), o.data.get());
+
+    const int dev = device_index(o.device);
+    profiler::reset_peak(dev);
+    reset_resident_peak();
+    br.cold_ns = static_cast<double>(timed_call(call, o.device));
+    std::vector<double> losses{w.last_loss()};
+    for (int i = 0; i < o.warmup; ++i) {
+      timed_call(call, o.device);
+      losses.push_back(w.last_loss());
+    }
+    if (o.mode == BenchMode::train && res.train_losses.empty()) res.train_losses = losses;
+    br.samples_ns = time_calls(call, o);
+    const profiler::MemoryStats mem = profiler::memory_stats(dev);
+    br.tracked_peak_bytes = mem.peak_bytes;
+    br.tracked_peak_by_role = mem.peak_by_role;
+    br.peak_rss_bytes = resident_memory().peak_bytes;
+
+    // The profiled window: exact counters and where the time goes.
+    profiler::Profile profile;
+    {
+      profiler::Session session;
+      for (int i = 0; i < o.profile_calls; ++i) call();
+      profile = session.stop();
+    }
+    const std::vector<profiler::OpRow> rows = profiler::aggregate_ops(profile);
+    br.counters = counters_per_call(rows, o.profile_calls);
+    for (const profiler::OpRow& r : rows) br.ops.push_back(op_per_call(r, o.profile_calls));
+    const auto cls = time_by_class(profile);
+    for (size_t i = 0; i < cls.size(); ++i) {
+      br.class_ns[i] = static_cast<double>(cls[i]) / o.profile_calls;
+    }
+
+    br.latency = latency_stats(br.samples_ns);
+    br.throughput = static_cast<double>(batch) * 1e9 / br.latency.mean;
+    br.flops_per_sample = static_cast<double>(br.counters.flops) / static_cast<double>(batch);
+    br.gflops = static_cast<double>(br.counters.flops) / br.latency.p50;
+    if (res.machine_peak_gflops > 0) br.pct_peak = 100 * br.gflops / res.machine_peak_gflops;
+    res.batches.push_back(std::move(br));
+  }
+
+  // The server scenario: one worker, dynamic batches of up to max_batch, one run per rate.
+  if (!o.qps.empty()) {
+    w.set_batch(o.server.max_batch, o.seed + 2, o.data.get());
+    const std::function<void(int)> serve = [&w](int n) { w.infer_rows(n); };
+    for (int n = 1; n <= o.server.max_batch; ++n) serve(n);  // warm every size: no cold call
+    SteadyServerClock clock;
+    for (double rate : o.qps) {
+      ServerOptions so = o.server;
+      so.qps = rate;
+      ServerPoint p;
+      p.run = run_server(so, serve, clock);
+      if (!p.run.latency_ns.empty()) {
+        p.latency = latency_stats(p.run.latency_ns);
+        p.queue_wait = latency_stats(p.run.queue_wait_ns);
+      }
+      res.server.push_back(std::move(p));
+    }
+  }
+  return res;
+}
+
+}  // namespace prism::analysis

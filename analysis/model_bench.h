@@ -1,0 +1,139 @@
+// `prism bench MODEL`: a model's latency, throughput and memory as a service would see them.
+//
+// For each batch size: the first (cold) call is timed apart, a few warm-up calls follow, then
+// every call of the timed stretch is timed on its own, so the result is a distribution (p50 to
+// p99) and not one average. The profiler is off while timing; a short profiled window after it
+// gives the exact per-call counters (FLOPs, bytes, allocations) and the time split by op class.
+// Memory comes from two places: the process's peak resident set (what the OS gave the process,
+// libraries included) and prism's own tracked peak split by role (what tensors held).
+//
+// The inputs are synthetic, of the model's shape, made once per batch size: an inference
+// service receives its inputs, and a training benchmark asks what a step costs, not what the
+// data loader costs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/environment.h"
+#include "analysis/latency.h"
+#include "analysis/op_class.h"
+#include "analysis/server.h"
+#include "analysis/workload.h"
+#include "kernels/types.h"
+#include "nn/models/zoo.h"
+#include "profiler/memory.h"
+
+namespace prism::analysis {
+
+struct BenchOptions {
+  std::string model;
+  BenchMode mode = BenchMode::infer;
+  std::vector<int64_t> batches{1, 8, 64};
+  int warmup = 5;          // warm calls before timing, after the cold one
+  double duration_s = 2;   // timed stretch per batch size (ignored when iters > 0)
+  int64_t iters = 0;       // > 0: exactly this many timed calls per batch size
+  int64_t min_iters = 10;  // with a duration: at least this many timed calls
+  int profile_calls = 5;   // calls in the profiled window (counters, op classes)
+  Device device = Device::cpu;
+  uint64_t seed = 42;
+  nn::ModelOptions model_options;  // image size, context length, ...
+  // Inputs from a data set instead of synthetic ones (its first examples); its shape must be
+  // what model_options describe. `data_name` is what reports call it.
+  std::shared_ptr<const nn::data::Dataset> data;
+  std::string data_name;
+  // The server scenario (infer only): one run per rate, instead of the batch sweep.
+  std::vector<double> qps;
+  ServerOptions server;  // max_batch, max_wait_ms, duration_s, drain_s, seed (qps from above)
+  double slo_ms = 0;     // > 0: report where the p99 latency crosses it
+  // The process's resident memory before the command did any work (the binary and its
+  // libraries), when the caller measured it; -1: read it when run_bench starts.
+  int64_t resident_at_start = -1;
+  bool check_environment = true;
+  bool peak = true;  // look up (or measure, once) the machine's peak FLOP/s for "% of peak"
+};
+
+// One op row of the profiled window, per model call (calls, time and counters divided by the
+// number of calls in the window).
+struct OpPerCall {
+  std::string name, phase, variant, grad_of;
+  double calls = 0, self_ns = 0;
+  double flops = 0, bytes = 0, allocs = 0, alloc_bytes = 0;
+};
+
+// The deterministic counters of one model call, exactly: every call of a warm model does the
+// same work, so they are the same in every run on every machine (tests compare them with ==).
+struct CallCounters {
+  int64_t flops = 0;
+  int64_t macs = 0;
+  int64_t bytes = 0;   // minimum traffic (profiler/cost.h)
+  int64_t allocs = 0;  // tensor storage allocations
+  int64_t alloc_bytes = 0;
+  friend bool operator==(const CallCounters&, const CallCounters&) = default;
+};
+
+using RoleBytes = std::array<int64_t, profiler::kNumRoles>;
+
+struct BatchResult {
+  int64_t batch = 0;
+  double cold_ns = 0;                // the first call, apart
+  std::vector<double> samples_ns;    // every timed call
+  LatencyStats latency;              // of samples_ns
+  double throughput = 0;             // samples per second: batch / mean latency
+  int64_t peak_rss_bytes = -1;       // VmHWM over this batch size's calls (-1 unknown)
+  int64_t tracked_peak_bytes = 0;    // prism's tracked peak on the model's device
+  RoleBytes tracked_peak_by_role{};  // what that peak was made of
+  CallCounters counters;             // per call
+  double flops_per_sample = 0;
+  double gflops = 0;                             // counters.flops / p50
+  double pct_peak = 0;                           // of the machine's measured FMA peak; 0 unknown
+  std::array<double, kNumOpClasses> class_ns{};  // self time per call by op class
+  std::vector<OpPerCall> ops;                    // the profiled window, per call, by self time
+};
+
+// One rate of the server scenario.
+struct ServerPoint {
+  ServerResult run;
+  LatencyStats latency;  // of run.latency_ns (empty when nothing completed)
+  LatencyStats queue_wait;
+};
+
+struct BenchResult {
+  BenchOptions options;
+  Fingerprint fingerprint;
+  Environment environment;
+  std::string kernels;  // variants differing from the defaults ("matmul=naive"), "" none
+  int64_t parameters = 0;
+  std::string input;                // "[B,1,28,28] f32"
+  int64_t baseline_rss_bytes = -1;  // resident before any work: the binary and its libraries
+  double harness_ns = 0;            // cost of timing one call (the timing loop on an empty call)
+  // What the profiler adds per op record in the profiled window (never in the timed calls).
+  double profiler_overhead_ns = 0;
+  double machine_peak_gflops = 0;
+  std::vector<BatchResult> batches;
+  std::vector<ServerPoint> server;
+  // Quality on fixed inputs, so a comparison can check that a faster run computes the same:
+  // infer: the outputs for a seeded probe batch (logits; a GPT's last position), flattened;
+  // train: the loss of the cold and warm-up steps of the first batch size.
+  std::vector<double> probe_output;
+  std::vector<double> train_losses;
+};
+
+// Runs the benchmark; the caller applies kernel choices and the thread count first. Throws
+// prism::Error on a bad option (unknown model, empty batch list, absurd sizes) before any work.
+BenchResult run_bench(const BenchOptions& options);
+
+// Checks the options as run_bench does, without running anything.
+void check_bench_options(const BenchOptions& options);
+
+// The kernel variants chosen apart from the defaults, "op=variant" joined by commas, each op
+// once (a choice applies on every device that has the variant); "" when none.
+std::string kernel_choices();
+
+// The harness's own cost per timed call, in ns: the timing loop around a call that does nothing.
+double measure_harness_ns(int64_t calls = 200'000);
+
+}  // namespace prism::analysis

@@ -1,0 +1,43 @@
+#include "cli/bench_options.h"
+
+#include "cli/train_data.h"
+
+namespace prism::cli {
+
+analysis::BenchOptions bench_options(const BenchCliOptions& o) {
+  analysis::BenchOptions b;
+  b.model = o.model;
+  if (o.mode != "infer" && o.mode != "train") {
+    throw UsageError("--mode: expected infer or train, got '" + o.mode + "'");
+  }
+  b.mode = o.mode == "infer" ? analysis::BenchMode::infer : analysis::BenchMode::train;
+  if (!o.batches.empty()) b.batches = o.batches;
+  b.warmup = o.warmup;
+  b.duration_s = o.duration_s;
+  b.iters = o.iters;
+  b.device = device_from_flag(o.device);
+  b.seed = o.seed;
+  b.model_options.image_size = o.image_size;
+  b.model_options.block_size = o.block_size;
+  if (!o.data.empty()) {
+    // Real inputs: the held-out split for inference, the training split for training steps,
+    // with the model shaped for them (classes, image size, vocabulary).
+    const TrainData data =
+        load_train_data(o.data, o.model, o.block_size > 0 ? o.block_size : 64, o.seed);
+    if (nn::is_language_model(o.model) && o.block_size == 0) b.model_options.block_size = 64;
+    b.model_options = model_options_for(data, o.model, b.model_options);
+    b.data = b.mode == analysis::BenchMode::infer ? data.test : data.train;
+    b.data_name = data.name;
+  }
+  b.qps = o.qps;
+  b.server.max_batch = o.max_batch;
+  b.server.max_wait_ms = o.max_wait_ms;
+  b.server.duration_s = o.duration_s;
+  b.server.drain_s = o.duration_s;
+  b.server.seed = o.seed;
+  b.slo_ms = o.slo_ms;
+  b.peak = !o.no_peak;
+  return b;
+}
+
+}  // namespace prism::cli

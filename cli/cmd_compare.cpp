@@ -1,0 +1,157 @@
+// `prism compare`: baseline against candidate.
+//
+//   prism compare BASE.json CAND.json          two results of `bench --json` or `train --json`
+//   prism compare MODEL --b "--kernel matmul=naive" [--a "..."] [--rounds N]
+//
+// With a model, both sides are measured here, interleaved A B B A A B B A ...: whatever drifts
+// during the run (the clock, the other tenants of the machine, the temperature) then falls on
+// both sides alike instead of on whichever ran second. Each round is a short `bench` of every
+// batch size; the samples of all rounds of a side are pooled.
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis/compare.h"
+#include "analysis/run_record.h"
+#include "cli/bench_options.h"
+#include "cli/commands.h"
+#include "kernels/registry.h"
+
+namespace prism::cli {
+
+namespace {
+
+// What one side changes: kernel variants and the thread count.
+struct Side {
+  std::vector<std::string> kernels;
+  int threads = 0;
+};
+
+Side parse_side(const std::string& flags, const char* which) {
+  Side s;
+  std::vector<std::string> args;
+  std::istringstream in(flags);
+  for (std::string w; in >> w;) args.push_back(w);
+  CLI::App app{"", which};
+  app.add_option("--kernel", s.kernels)->allow_extra_args(false);
+  app.add_option("--threads", s.threads)->check(CLI::Range(1, 1024));
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(std::string(which) + " \"" + flags + "\": " + e.what() +
+                     " (a side may set --kernel OP=VARIANT and --threads N)");
+  }
+  return s;
+}
+
+// The ops either side sets, so each side starts from the defaults.
+void reset_kernels(const Side& a, const Side& b) {
+  for (const Side* s : {&a, &b}) {
+    for (const std::string& spec : s->kernels) {
+      std::string list = spec;
+      for (size_t start = 0; start < list.size();) {
+        const size_t comma = list.find(',', start);
+        const std::string item = list.substr(start, comma - start);
+        const size_t eq = item.find('=');
+        if (eq != std::string::npos) kernels::set_variant(item.substr(0, eq), "");
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
+  }
+}
+
+// Adds one round's samples to the side's pooled result.
+void pool(analysis::BenchResult& into, const analysis::BenchResult& round) {
+  for (size_t i = 0; i < into.batches.size(); ++i) {
+    auto& dst = into.batches[i];
+    const auto& src = round.batches[i];
+    dst.samples_ns.insert(dst.samples_ns.end(), src.samples_ns.begin(), src.samples_ns.end());
+    dst.peak_rss_bytes = std::max(dst.peak_rss_bytes, src.peak_rss_bytes);
+    dst.tracked_peak_bytes = std::max(dst.tracked_peak_bytes, src.tracked_peak_bytes);
+  }
+}
+
+int compare_model(const CompareOptions& o) {
+  const Side a = parse_side(o.a_flags, "--a");
+  const Side b = parse_side(o.b_flags, "--b");
+  if (o.a_flags == o.b_flags) {
+    throw UsageError("--a and --b are the same: give the candidate's change with --b");
+  }
+  analysis::BenchOptions base = bench_options(o.bench);
+  if (!base.qps.empty()) throw UsageError("compare: --qps is for `prism bench`");
+  analysis::check_bench_options(base);
+  const int default_threads = o.bench.threads > 0 ? o.bench.threads : max_threads();
+  base.duration_s = o.bench.duration_s / o.rounds;
+  base.min_iters = 3;
+  load_kernel_env();
+
+  // Each side's settings are applied, then undone, around each of its rounds.
+  auto run_side = [&](const Side& s, bool first_round) {
+    reset_kernels(a, b);
+    apply_kernel_flags(s.kernels);
+    set_threads(s.threads > 0 ? s.threads : default_threads);
+    analysis::BenchOptions opts = base;
+    opts.check_environment = first_round;
+    opts.peak = first_round && !o.bench.no_peak;
+    return analysis::run_bench(opts);
+  };
+  analysis::BenchResult ra, rb;
+  for (int round = 0; round < o.rounds; ++round) {
+    std::fprintf(stderr, "\rround %d/%d", round + 1, o.rounds);
+    // A B, then B A, and again: each side runs first in half of the rounds.
+    const bool a_first = round % 2 == 0;
+    for (int k = 0; k < 2; ++k) {
+      const bool is_a = (k == 0) == a_first;
+      analysis::BenchResult r = run_side(is_a ? a : b, round == 0);
+      analysis::BenchResult& dst = is_a ? ra : rb;
+      if (round == 0) {
+        dst = std::move(r);
+      } else {
+        pool(dst, r);
+      }
+    }
+  }
+  std::fputs("\r", stderr);
+  reset_kernels(a, b);
+  set_threads(default_threads);
+
+  analysis::RunRecord rec_a = analysis::run_from_json(analysis::bench_to_json(ra), "");
+  analysis::RunRecord rec_b = analysis::run_from_json(analysis::bench_to_json(rb), "");
+  std::printf("compare %s --mode %s, %d interleaved rounds: A = \"%s\", B = \"%s\"\n\n",
+              o.bench.model.c_str(), o.bench.mode.c_str(), o.rounds, o.a_flags.c_str(),
+              o.b_flags.c_str());
+  std::fputs(analysis::format_comparison(analysis::compare_runs(rec_a, rec_b), o.rows).c_str(),
+             stdout);
+  return 0;
+}
+
+}  // namespace
+
+int run_compare(const CompareOptions& o) {
+  if (o.inputs.size() == 2) {
+    if (!o.a_flags.empty() || !o.b_flags.empty()) {
+      throw UsageError("--a and --b are for `prism compare MODEL`, not for two result files");
+    }
+    analysis::Comparison c;
+    try {
+      c = analysis::compare_runs(analysis::load_run(o.inputs[0]), analysis::load_run(o.inputs[1]));
+    } catch (const Error& e) {
+      throw UsageError(e.what());  // a missing or malformed file, runs that cannot be compared
+    }
+    std::fputs(analysis::format_comparison(c, o.rows).c_str(), stdout);
+    return 0;
+  }
+  if (o.inputs.size() == 1) {
+    CompareOptions m = o;
+    m.bench.model = o.inputs[0];
+    return compare_model(m);
+  }
+  throw UsageError("compare: give BASE.json CAND.json, or MODEL with --b \"<flags>\"");
+}
+
+}  // namespace prism::cli

@@ -1,0 +1,116 @@
+// `prism bench`, `prism compare` and `prism gate` as a user runs them: output, JSON, exit codes.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_run.h"
+
+using namespace prism::cli_test;
+
+namespace {
+const char* kQuick = "--duration 0.05 --warmup 1 --no-peak";
+}
+
+TEST_CASE("prism bench mlp: a latency table per batch size, memory by role, op classes, JSON") {
+  TempDir dir;
+  const RunResult r =
+      run_prism(std::string("bench mlp --batch 1,3 ") + kQuick + " --json b.json", dir.path());
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  for (const char* s :
+       {"p50", "p99", "samples/s", "cold", "95% intervals", "peak RSS", "tracked peak", "parameter",
+        "time by op class", "matmul", "resident before any work", "harness"}) {
+    CHECK_MESSAGE(contains(r.out, s), s);
+  }
+  const auto doc = nlohmann::json::parse(read_file(dir / "b.json"));
+  CHECK(doc["kind"] == "prism.bench");
+  CHECK(doc["batches"].size() == 2);
+  CHECK(doc["batches"][1]["batch"] == 3);
+  CHECK(doc["batches"][0]["samples_ns"].size() >= 10);
+  CHECK(doc["fingerprint"].contains("git_commit"));
+  CHECK(doc["environment"].contains("warnings"));
+}
+
+TEST_CASE("prism bench --qps: the server scenario and its SLO line") {
+  TempDir dir;
+  const RunResult r = run_prism(
+      "bench mlp --qps 100,400 --max-batch 4 --max-wait-ms 1 --duration 0.2 --slo-ms 50 --no-peak",
+      dir.path());
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "offered/s"));
+  CHECK(contains(r.out, "batch sizes formed"));
+  CHECK(contains(r.out, "SLO p99 <= 50 ms"));
+}
+
+TEST_CASE("prism compare and prism gate on two bench results: exit codes 0, 1 and 2") {
+  TempDir dir;
+  REQUIRE(
+      run_prism(std::string("bench mlp --batch 2 ") + kQuick + " --json a.json", dir.path()).code ==
+      0);
+  REQUIRE(run_prism(
+              std::string("bench mlp --batch 2 ") + kQuick + " --kernel matmul=naive --json b.json",
+              dir.path())
+              .code == 0);
+  const RunResult c = run_prism("compare a.json b.json", dir.path());
+  CHECK_MESSAGE(c.code == 0, c.err);
+  for (const char* s : {"decision:", "quality:", "matmul", "optimized -> naive", "change: kernels defaults -> matmul=naive"}) {
+    CHECK_MESSAGE(contains(c.out, s), s);
+  }
+  // The same file against itself passes; exact counters agree.
+  const RunResult same = run_prism("gate a.json a.json --exact flops,allocs", dir.path());
+  CHECK_MESSAGE(same.code == 0, std::string(same.out + same.err));
+  CHECK(contains(same.out, "gate: passed"));
+  // The naive matmul is many times slower at batch 2: a threshold breaks.
+  const RunResult slow = run_prism("gate a.json b.json", dir.path());
+  CHECK_MESSAGE(slow.code == 1, std::string(slow.out + slow.err));
+  CHECK(contains(slow.out, "FAIL"));
+  // Bad input: exit 2 with a message naming the problem.
+  const RunResult missing = run_prism("gate a.json nosuch.json", dir.path());
+  CHECK(missing.code == 2);
+  CHECK(contains(missing.err, "nosuch.json"));
+  const RunResult bad_exact = run_prism("gate a.json a.json --exact flop", dir.path());
+  CHECK(bad_exact.code == 2);
+  CHECK(contains(bad_exact.err, "unknown counter"));
+  const RunResult bad_pct = run_prism("gate a.json a.json --max-p99-increase lots", dir.path());
+  CHECK(bad_pct.code == 2);
+}
+
+TEST_CASE("prism compare MODEL runs both sides interleaved and decides") {
+  TempDir dir;
+  const RunResult r = run_prism(
+      "compare mlp --b \"--kernel matmul=naive\" --batch 4 --rounds 2 --duration 0.1 --no-peak",
+      dir.path());
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "2 interleaved rounds"));
+  CHECK(contains(r.out, "decision: worse"));
+  CHECK(contains(r.out, "held"));
+  const RunResult bad = run_prism("compare mlp --b \"--nosuch 1\"", dir.path());
+  CHECK(bad.code == 2);
+  CHECK(contains(bad.err, "--b"));
+}
+
+TEST_CASE("prism bench: bad input exits 2 before any work") {
+  TempDir dir;
+  CHECK(run_prism("bench nosuchmodel --no-peak", dir.path()).code == 2);
+  CHECK(run_prism("bench mlp --batch 0", dir.path()).code == 2);
+  CHECK(run_prism("bench mlp --mode sideways", dir.path()).code == 2);
+  const RunResult train_qps = run_prism("bench mlp --mode train --qps 10 --no-peak", dir.path());
+  CHECK(train_qps.code != 0);
+  CHECK(contains(train_qps.err, "--mode infer"));
+}
+
+TEST_CASE("prism compare and gate read `prism train --json` results too") {
+  TempDir dir;
+  const std::string train = "train mlp --data spirals --steps 40 --batch 32 --profile-steps 5 ";
+  REQUIRE(run_prism(train + "--json a.json", dir.path()).code == 0);
+  REQUIRE(run_prism(train + "--json b.json", dir.path()).code == 0);
+  const RunResult c = run_prism("compare a.json b.json", dir.path());
+  CHECK_MESSAGE(c.code == 0, c.err);
+  CHECK(contains(c.out, "train step"));
+  CHECK(contains(c.out, "held-out accuracy"));
+  // Same seed, same kernels: the same work to the last FLOP and allocation, the same accuracy.
+  const RunResult g = run_prism("gate a.json b.json --exact flops,allocs --verbose", dir.path());
+  CHECK(contains(g.out, "ok   train step flops (exact)"));
+  CHECK(contains(g.out, "ok   held-out accuracy"));
+}
