@@ -67,19 +67,31 @@ int64_t timed_call(const std::function<void()>& call, Device) {
 // The timed stretch: `iters` calls, or calls until `duration_s` has passed (at least
 // `min_iters`). One clock read per call boundary: the end of one call is the start of the
 // next, so the harness adds one clock read and one store per call (measure_harness_ns).
-std::vector<double> time_calls(const std::function<void()>& call, const BenchOptions& o) {
-  std::vector<double> samples;
+// `call_ns_estimate` (a warm call's time) sizes the sample buffer up front and its pages are
+// touched before timing (filled with zeros), so that neither a growing vector copying itself
+// nor a first-touch page fault lands inside a timed call.
+std::vector<double> time_calls(const std::function<void()>& call, const BenchOptions& o,
+                               double call_ns_estimate) {
   const int64_t budget_ns = static_cast<int64_t>(o.duration_s * 1e9);
-  samples.reserve(o.iters > 0 ? static_cast<size_t>(o.iters) : 4096);
+  const double expected = o.iters > 0 ? static_cast<double>(o.iters)
+                                      : 1.25 * o.duration_s * 1e9 / std::max(call_ns_estimate, 1.0);
+  std::vector<double> samples(static_cast<size_t>(std::clamp(expected, 16.0, 5e7)), 0.0);
+  size_t n = 0;
   const int64_t start = profiler::now_ns();
   int64_t t = start;
   for (int64_t i = 0;; ++i) {
     if (o.iters > 0 ? i >= o.iters : (i >= o.min_iters && t - start >= budget_ns)) break;
     call();
     const int64_t t1 = profiler::now_ns();
-    samples.push_back(static_cast<double>(t1 - t));
+    if (n < samples.size()) {
+      samples[n] = static_cast<double>(t1 - t);
+    } else {
+      samples.push_back(static_cast<double>(t1 - t));  // a slower machine than estimated
+    }
+    ++n;
     t = t1;
   }
+  samples.resize(n);
   return samples;
 }
 
@@ -161,7 +173,7 @@ double measure_harness_ns(int64_t calls) {
   o.iters = calls;
   int64_t sink = 0;
   const std::function<void()> empty = [&sink] { ++sink; };
-  const std::vector<double> s = time_calls(empty, o);
+  const std::vector<double> s = time_calls(empty, o, 0);
   double total = 0;
   for (double x : s) total += x;
   return total / static_cast<double>(s.size());
@@ -237,12 +249,13 @@ BenchResult run_bench(const BenchOptions& o) {
     reset_resident_peak();
     br.cold_ns = static_cast<double>(timed_call(call, o.device));
     std::vector<double> losses{w.last_loss()};
+    double warm_ns = br.cold_ns;
     for (int i = 0; i < o.warmup; ++i) {
-      timed_call(call, o.device);
+      warm_ns = static_cast<double>(timed_call(call, o.device));
       losses.push_back(w.last_loss());
     }
     if (o.mode == BenchMode::train && res.train_losses.empty()) res.train_losses = losses;
-    br.samples_ns = time_calls(call, o);
+    br.samples_ns = time_calls(call, o, warm_ns);
     const profiler::MemoryStats mem = profiler::memory_stats(dev);
     br.tracked_peak_bytes = mem.peak_bytes;
     br.tracked_peak_by_role = mem.peak_by_role;
