@@ -11,6 +11,18 @@
 
 namespace prism::analysis {
 
+double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b,
+                               double* abs_out) {
+  if (a.size() != b.size() || a.empty()) return std::nan("");
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+    scale = std::max(scale, std::abs(a[i]));
+  }
+  *abs_out = diff;
+  return scale > 0 ? diff / scale : diff;
+}
+
 const char* verdict_name(Verdict v) {
   switch (v) {
     case Verdict::better:
@@ -26,20 +38,6 @@ const char* verdict_name(Verdict v) {
 namespace {
 
 namespace st = profiler::stats;
-
-// The largest |a_i - b_i| over max |a_i|: how far two output vectors are apart, relative to
-// their scale. Vectors of different lengths are not comparable (returns NaN).
-double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b,
-                               double* abs_out) {
-  if (a.size() != b.size() || a.empty()) return std::nan("");
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(a[i] - b[i]));
-    scale = std::max(scale, std::abs(a[i]));
-  }
-  *abs_out = diff;
-  return scale > 0 ? diff / scale : diff;
-}
 
 // Relative output differences a float32 run may show from a change of kernel alone: different
 // summation orders round differently (about 1e-6 per element, growing with the reduction

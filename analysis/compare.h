@@ -82,6 +82,11 @@ struct Comparison {
   std::vector<std::string> warnings;  // fingerprint differences, unstable sides, ...
 };
 
+// max |a_i - b_i| / max |a_i|: how far two output vectors are apart relative to their scale
+// (the absolute distance in *abs_out); NaN when their lengths differ or they are empty.
+double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b,
+                               double* abs_out);
+
 // Compares two runs of the same model and mode; throws prism::Error when they are not
 // comparable (different model, mode or kind; no series in common).
 Comparison compare_runs(const RunRecord& baseline, const RunRecord& candidate);

@@ -138,38 +138,24 @@ GateResult run_gate(const RunRecord& base, const RunRecord& cand, const GateOpti
                         fmt::format("{:.4f} -> {:.4f}: {}, limit +{:g}%", *base.test_loss,
                                     *cand.test_loss, pct(inc), 100 * o.max_loss_increase)});
   }
-  auto max_rel = [](const std::vector<double>& a, const std::vector<double>& b) {
-    double d = 0, scale = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      d = std::max(d, std::abs(a[i] - b[i]));
-      scale = std::max(scale, std::abs(a[i]));
+  // Outputs on fixed inputs (inference) and the first steps' losses (training): vectors that
+  // must stay within a relative distance of the baseline's.
+  auto vectors = [&r](const char* what, const std::vector<double>& a, const std::vector<double>& b,
+                      double limit) {
+    if (a.empty() && b.empty()) return;
+    GateCheck c{"", what, false, ""};
+    double abs = 0;
+    const double d = max_relative_difference(a, b, &abs);
+    if (std::isnan(d)) {
+      c.detail = fmt::format("{} vs {} values: not comparable", a.size(), b.size());
+    } else {
+      c.passed = d <= limit;
+      c.detail = fmt::format("max relative difference {:.2e}, limit {:.0e}", d, limit);
     }
-    return scale > 0 ? d / scale : d;
+    r.checks.push_back(c);
   };
-  if (!base.probe_output.empty() || !cand.probe_output.empty()) {
-    GateCheck c{"", "outputs on fixed inputs", false, ""};
-    if (base.probe_output.size() != cand.probe_output.size()) {
-      c.detail = fmt::format("{} vs {} values: not the same outputs", base.probe_output.size(),
-                             cand.probe_output.size());
-    } else {
-      const double d = max_rel(base.probe_output, cand.probe_output);
-      c.passed = d <= o.max_output_diff;
-      c.detail = fmt::format("max relative difference {:.2e}, limit {:.0e}", d, o.max_output_diff);
-    }
-    r.checks.push_back(c);
-  }
-  if (!base.train_losses.empty() || !cand.train_losses.empty()) {
-    GateCheck c{"", "training losses", false, ""};
-    if (base.train_losses.size() != cand.train_losses.size()) {
-      c.detail = fmt::format("{} vs {} steps: not comparable", base.train_losses.size(),
-                             cand.train_losses.size());
-    } else {
-      const double d = max_rel(base.train_losses, cand.train_losses);
-      c.passed = d <= o.max_loss_increase;
-      c.detail = fmt::format("max relative difference {:.2e}, limit {:g}", d, o.max_loss_increase);
-    }
-    r.checks.push_back(c);
-  }
+  vectors("outputs on fixed inputs", base.probe_output, cand.probe_output, o.max_output_diff);
+  vectors("training losses", base.train_losses, cand.train_losses, o.max_loss_increase);
   return r;
 }
 
