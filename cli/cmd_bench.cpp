@@ -19,6 +19,7 @@ int run_bench(const BenchCliOptions& o) {
   load_kernel_env();
   apply_kernel_flags(o.kernels);
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
+  check_model_name(o.model);  // before a data set is loaded
   analysis::BenchOptions bo = bench_options(o);
   bo.resident_at_start = resident_at_start;
   try {

@@ -149,6 +149,7 @@ int run_compare(const CompareOptions& o) {
   if (o.inputs.size() == 1) {
     CompareOptions m = o;
     m.bench.model = o.inputs[0];
+    check_model_name(m.bench.model);
     return compare_model(m);
   }
   throw UsageError("compare: give BASE.json CAND.json, or MODEL with --b \"<flags>\"");

@@ -128,6 +128,7 @@ int run_train(const TrainOptions& o) {
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint");
 
+  check_model_name(o.model);                         // before the data set is loaded
   const Device device = device_from_flag(o.device);  // cuda without a GPU: a clear error here
   manual_seed(o.seed);
   const nn::TrainingDefaults def = nn::training_defaults(o.model);
@@ -140,6 +141,12 @@ int run_train(const TrainOptions& o) {
   if (nn::is_language_model(o.model)) mo.block_size = o.block_size > 0 ? o.block_size : 64;
   TrainData data = load_train_data(o.data, o.model, mo.block_size > 0 ? mo.block_size : 64, o.seed);
   mo = model_options_for(data, o.model, mo);
+  // Every step takes a full batch (drop_last): a batch larger than the training set has none.
+  if (batch > data.train->size()) {
+    throw UsageError("--batch " + std::to_string(batch) + " is larger than the training set: " +
+                     std::to_string(data.train->size()) + " examples in " + data.name +
+                     "; use a batch of at most " + std::to_string(data.train->size()));
+  }
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, mo);
   if (!o.load_path.empty()) nn::load_safetensors(*model, o.load_path);
   model->to(device);  // before the optimizer, whose state is made beside each parameter

@@ -169,6 +169,11 @@ std::string kernel_summary();
 // Throws an Error naming `what` ("trace") and the reason if `path` cannot be written.
 void check_writable(const std::string& path, const char* what);
 
+// ---- models (train_data.cpp) -----------------------------------------------------------------
+// A UsageError listing the zoo's models unless `model` names one: checked before any data set
+// is loaded, so a typo costs a millisecond, not the loading of a 400 MB data set.
+void check_model_name(const std::string& model);
+
 // ---- devices (threads.cpp) -------------------------------------------------------------------
 // "cpu" or "cuda" (what --device accepts) as a Device. cuda on a machine without a usable GPU
 // is an Error that says why (a driver missing, no device, a build without CUDA).

@@ -128,6 +128,7 @@ void add_train_options(CLI::App& cmd, prism::cli::TrainOptions& o) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed for data order and initial weights")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
       ->type_name("OP=VARIANT")
@@ -184,7 +185,9 @@ void add_lab_options(CLI::App& cmd, prism::cli::LabCliOptions& o) {
                  "skip timing a variant whose samples would take longer than this")
       ->check(positive_number())
       ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed for the random inputs")->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for the random inputs")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
   cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peaks");
   cmd.add_option("--device", o.device,
                  "cpu, or cuda: time the CUDA variants, each checked against the CPU kernel "

@@ -119,4 +119,14 @@ nn::ModelOptions model_options_for(const TrainData& data, const std::string& mod
   return mo;
 }
 
+void check_model_name(const std::string& model) {
+  try {
+    nn::default_input(model);
+  } catch (const Error&) {
+    std::string names;
+    for (const std::string& n : nn::model_names()) names += (names.empty() ? "" : ", ") + n;
+    throw UsageError("unknown model '" + model + "' (models: " + names + ")");
+  }
+}
+
 }  // namespace prism::cli

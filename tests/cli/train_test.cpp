@@ -85,8 +85,10 @@ TEST_CASE("prism train transformer on text reports validation loss and a sample"
 
 TEST_CASE("prism train rejects bad models, data and mismatches") {
   TempDir dir;
+  // An unknown model is a usage error, found before any data set is loaded.
   const RunResult unknown = run_prism("train nosuchmodel --steps 1", dir.path());
-  CHECK(unknown.code == 1);
+  CHECK(unknown.code == 2);
+  CHECK(contains(unknown.err, "unknown model 'nosuchmodel'"));
   CHECK(contains(unknown.err, "resnet18"));  // the error lists the models
   const RunResult nodata = run_prism("train mlp --data no/such/place --steps 1", dir.path());
   CHECK(nodata.code == 1);
@@ -140,4 +142,20 @@ TEST_CASE("prism summary gives the well-known parameter and MAC counts quickly")
   const RunResult wrong = run_prism("summary resnet18 --input 1x5x32x32", dir.path());
   CHECK(wrong.code == 1);  // 5 channels into a 3-channel model: a shape error, not a crash
   CHECK(contains(wrong.err, "[1,5,32,32]"));
+}
+
+TEST_CASE("prism train: a batch larger than the data set and a negative seed are usage errors") {
+  TempDir dir;
+  // Spirals has fewer than 5000 training points: no full batch exists (this used to
+  // dereference an empty optional, then fail with an unrelated message).
+  const RunResult big = run_prism("train mlp --data spirals --steps 2 --batch 5000", dir.path());
+  REQUIRE(big.exited);
+  CHECK(big.code == 2);
+  CHECK(
+      contains(big.err, "--batch 5000 is larger than the training set: 3000 examples in spirals"));
+  const RunResult seed = run_prism("train mlp --data spirals --steps 2 --seed -1", dir.path());
+  CHECK(seed.code == 2);
+  CHECK(contains(seed.err, "--seed"));
+  const RunResult lab_seed = run_prism("lab relu --seed -1", dir.path());
+  CHECK(lab_seed.code == 2);
 }
