@@ -22,10 +22,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-int device_index(Device d) {
-  return d == Device::meta ? 2 : d == Device::cuda ? 1 : 0;
-}
-
 // Runs `f` with OpenMP set to one thread, then restores the count: some kernels size their
 // scratch by the thread count, and a baseline must not depend on the machine.
 template <class F>
@@ -97,7 +93,7 @@ std::string label(const BaselineSpec& s) {
 
 BaselineFigures measure_baseline(const BaselineSpec& spec) {
   return on_one_thread([&spec] {
-    const int dev = device_index(spec.device);
+    const int dev = static_cast<int>(spec.device);  // the memory tracker counts per device
     BaselineFigures f;
     f.spec = spec;
     Workload w(spec.model, spec.mode, spec.options, spec.device, /*seed=*/42);

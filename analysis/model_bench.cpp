@@ -35,21 +35,18 @@ namespace {
 
 constexpr int64_t kMaxBatch = 1'000'000;
 
-int device_index(Device d) {
-  return d == Device::cuda ? 1 : 0;
-}
-
 // The tracked memory one call at `batch` needs, from a dry run on the meta device (shapes,
 // no data: milliseconds even for a model that would not fit).
 int64_t dry_run_peak_bytes(const BenchOptions& o, int64_t batch) {
-  const int64_t live_before = profiler::memory_stats(2).live_bytes;
-  profiler::reset_peak(2);
+  constexpr int kMeta = static_cast<int>(Device::meta);  // the memory tracker's device index
+  const int64_t live_before = profiler::memory_stats(kMeta).live_bytes;
+  profiler::reset_peak(kMeta);
   {
     Workload w(o.model, o.mode, o.model_options, Device::meta, o.seed);
     w.set_batch(batch, o.seed);
     w.call();
   }
-  return profiler::memory_stats(2).peak_bytes - live_before;
+  return profiler::memory_stats(kMeta).peak_bytes - live_before;
 }
 
 int64_t physical_memory_bytes() {
@@ -244,7 +241,7 @@ BenchResult run_bench(const BenchOptions& o) {
     br.batch = batch;
     w.set_batch(batch, o.seed + static_cast<uint64_t>(batch), o.data.get());
 
-    const int dev = device_index(o.device);
+    const int dev = static_cast<int>(o.device);
     profiler::reset_peak(dev);
     reset_resident_peak();
     br.cold_ns = static_cast<double>(timed_call(call, o.device));

@@ -48,21 +48,10 @@ Side parse_side(const std::string& flags, const char* which) {
   return s;
 }
 
-// The ops either side sets, so each side starts from the defaults.
-void reset_kernels(const Side& a, const Side& b) {
-  for (const Side* s : {&a, &b}) {
-    for (const std::string& spec : s->kernels) {
-      std::string list = spec;
-      for (size_t start = 0; start < list.size();) {
-        const size_t comma = list.find(',', start);
-        const std::string item = list.substr(start, comma - start);
-        const size_t eq = item.find('=');
-        if (eq != std::string::npos) kernels::set_variant(item.substr(0, eq), "");
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-    }
-  }
+// Clears every process-wide kernel choice (--kernel), so each side starts from the defaults
+// (and from PRISM_KERNELS, which ranks below --kernel and applies to both sides alike).
+void reset_kernels() {
+  for (const kernels::OpKernels* k : kernels::registry().all()) kernels::set_variant(k->op(), "");
 }
 
 // Adds one round's samples to the side's pooled result.
@@ -92,7 +81,7 @@ int compare_model(const CompareOptions& o) {
 
   // Each side's settings are applied, then undone, around each of its rounds.
   auto run_side = [&](const Side& s, bool first_round) {
-    reset_kernels(a, b);
+    reset_kernels();
     apply_kernel_flags(s.kernels);
     set_threads(s.threads > 0 ? s.threads : default_threads);
     analysis::BenchOptions opts = base;
@@ -117,7 +106,7 @@ int compare_model(const CompareOptions& o) {
     }
   }
   std::fputs("\r", stderr);
-  reset_kernels(a, b);
+  reset_kernels();
   set_threads(default_threads);
 
   analysis::RunRecord rec_a = analysis::run_from_json(analysis::bench_to_json(ra), "");

@@ -3,6 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <utility>
@@ -34,6 +39,23 @@ template <class F, class... Ts>
 GradcheckResult run_gradcheck(F&& f, const Ts&... inputs) {
   return gradcheck(std::function<Tensor(const std::vector<Tensor>&)>(std::forward<F>(f)),
                    std::vector<Tensor>{inputs...});
+}
+
+// Runs this test executable again under `env` ("NAME=value ...") with only the named test case:
+// for what a process reads once (PRISM_KERNELS, the GPU backend). Its exit status and output.
+inline std::pair<int, std::string> run_child(const std::string& env, const std::string& test_case) {
+  std::array<char, 4096> exe{};
+  const ssize_t n = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+  REQUIRE(n > 0);
+  const std::string cmd = "env " + env + " '" + std::string(exe.data(), static_cast<size_t>(n)) +
+                          "' -tc='" + test_case + "' --no-colors 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 512> buf{};
+  while (fgets(buf.data(), static_cast<int>(buf.size()), p)) out += buf.data();
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 }  // namespace prism::testing

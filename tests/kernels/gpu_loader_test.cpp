@@ -32,6 +32,7 @@ namespace {
 
 using prism::testing::contains;
 using prism::testing::error_of;
+using prism::testing::run_child;
 
 // What this process has mapped: every shared object appears in /proc/self/maps by its path.
 std::string mapped_files() {
@@ -48,22 +49,6 @@ bool maps_cuda_libraries(const std::string& maps) {
 
 const char* child_mode() {
   return std::getenv("PRISM_TEST_LOADER_CHILD");
-}
-
-// Runs this executable again with `env` and only the named test case; its exit status and output.
-std::pair<int, std::string> run_child(const std::string& env, const std::string& test_case) {
-  std::array<char, 4096> exe{};
-  const ssize_t n = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-  REQUIRE(n > 0);
-  const std::string cmd = "env " + env + " '" + std::string(exe.data(), static_cast<size_t>(n)) +
-                          "' -tc='" + test_case + "' --no-colors 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 512> buf{};
-  while (fgets(buf.data(), static_cast<int>(buf.size()), p)) out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 void expect_child(const std::string& env, const std::string& test_case, const std::string& mode) {

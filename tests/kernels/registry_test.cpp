@@ -22,6 +22,9 @@
 #include "tensor/autograd/gradcheck.h"
 #include "tensor/ops.h"
 #include "tests/tensor/reference.h"
+#include "tests/test_util.h"
+
+using prism::testing::run_child;
 
 // ---- a learner's kernels, registered the way the docs say ------------------------------------
 
@@ -396,23 +399,6 @@ TEST_CASE("registration rules on a private registry") {
 }
 
 // ---- PRISM_KERNELS itself, read once per process: checked in a child process --------------------
-
-// Runs this test executable again with the given environment and only the named test case;
-// returns its exit status and output.
-std::pair<int, std::string> run_child(const std::string& env, const std::string& test_case) {
-  std::array<char, 4096> exe{};
-  const ssize_t n = readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-  REQUIRE(n > 0);
-  const std::string cmd = env + " '" + std::string(exe.data(), static_cast<size_t>(n)) + "' -tc='" +
-                          test_case + "' --no-colors 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 512> buf{};
-  while (fgets(buf.data(), static_cast<int>(buf.size()), p)) out += buf.data();
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 TEST_CASE("child: PRISM_KERNELS choices") {
   const char* mode = std::getenv("PRISM_TEST_KERNELS_CHILD");
