@@ -2,7 +2,9 @@
 #   make demo   install what is missing, build, run the demo
 #   make test   install what is missing, build, run the whole test suite
 # Other targets: make build, make asan (the test suite under ASan+UBSan), make bench,
-# make perf-baseline / make perf-gate (the timing gate on this machine), make clean.
+# make perf-baseline / make perf-gate (the timing gate on this machine), make clean,
+# make fuzz (libFuzzer on the file and command-line parsers, FUZZ_SECONDS per target),
+# make tsan (the threaded suites under ThreadSanitizer).
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -19,7 +21,24 @@ PERF_DIR    ?= $(BUILD)/perf
 PERF_MODELS ?= mlp cnn transformer
 PERF_BENCH  ?= --batch 1,32 --threads 1 --duration 3
 
-.PHONY: all deps configure build demo test asan bench perf-baseline perf-gate clean
+# libFuzzer (`make fuzz`, tests/fuzz/): a clang build of its own with ASan + UBSan, CPU only, and
+# the packages only it needs. Each target runs FUZZ_SECONDS (CI: make fuzz FUZZ_SECONDS=20).
+FUZZ_BUILD    ?= build-fuzz
+FUZZ_SECONDS  ?= 300
+FUZZ_TARGETS  ?= safetensors idx text cli
+FUZZ_CXX      ?= clang++-14
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev libomp-14-dev
+
+# ThreadSanitizer (`make tsan`): GCC with LLVM's OpenMP runtime and its Archer tool, which tells
+# TSan about OpenMP's synchronisation (cmake/Sanitizers.cmake says why libgomp cannot be used).
+# Only the threaded suites: the profiler's (threads_test.cpp), the kernel and tensor suites
+# (OpenMP kernels) and nn's (the data loader's prefetch thread). Any report fails the run.
+TSAN_BUILD    ?= build-tsan
+TSAN_SUITES   ?= profiler kernels tensor nn
+TSAN_RUN_OPTS ?= halt_on_error=1 ignore_noninstrumented_modules=1 second_deadlock_stack=1
+TSAN_PACKAGES := libomp-dev
+
+.PHONY: all deps configure build demo test asan bench perf-baseline perf-gate fuzz tsan clean
 
 all: build
 
@@ -61,6 +80,30 @@ asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS)
 
+# Fuzzes the safetensors, IDX, text and command-line parsers: configures $(FUZZ_BUILD) (clang,
+# libFuzzer + ASan + UBSan, no CUDA, no benches), builds only the fuzz targets and the libraries
+# they link, then runs each from a scratch copy of its seed corpus (tests/fuzz/run.sh). Fails on
+# any crash, leak, UB report, out-of-memory or timeout; prints libFuzzer's figures per target.
+fuzz:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) $(FUZZ_PACKAGES)"
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DPRISM_FUZZ=ON -DPRISM_CUDA=OFF -DPRISM_BUILD_BENCH=OFF -DPRISM_BUILD_TESTS=OFF $(CMAKE_ARGS) \
+	  > $(FUZZ_BUILD).configure.log 2>&1 || { cat $(FUZZ_BUILD).configure.log; exit 1; }
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target prism_fuzz_targets
+	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The threaded suites under ThreadSanitizer: configures $(TSAN_BUILD) (CPU only, no benches,
+# optimised with debug info as for asan), builds only the $(TSAN_SUITES) test programs and the
+# libraries they link, and runs their tests with TSAN_OPTIONS=$(TSAN_RUN_OPTS), whose
+# halt_on_error=1 makes any report a failed test.
+tsan:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) $(TSAN_PACKAGES)"
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_TSAN=ON -DPRISM_BUILD_BENCH=OFF \
+	  -DPRISM_CUDA=OFF $(CMAKE_ARGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(addprefix prism_tests_,$(TSAN_SUITES))
+	TSAN_OPTIONS="$(TSAN_RUN_OPTS)" ctest --test-dir $(TSAN_BUILD) --output-on-failure --no-tests=error \
+	  -j $(JOBS) -R "^($$(echo $(TSAN_SUITES) | tr ' ' '|')):"
+
 bench: build
 	./$(BUILD)/prism_bench_profiler
 	./$(BUILD)/prism_bench_kernels
@@ -83,4 +126,4 @@ perf-gate: build
 	done; exit $$status
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(BUILD).configure.log
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) $(BUILD).configure.log $(FUZZ_BUILD).configure.log

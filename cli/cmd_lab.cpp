@@ -6,7 +6,6 @@
 // times the CUDA variants (each checked against the CPU kernel) and measures the GPU's own roof
 // instead: cuBLAS SGEMM and a triad (about a second), not datasheet figures.
 #include <cstdio>
-#include <fstream>
 
 #include "cli/commands.h"
 #include "kernels/gpu_runtime.h"
@@ -14,6 +13,7 @@
 #include "kernels/lab/lab_op.h"
 #include "kernels/registry.h"
 #include "profiler/machine.h"
+#include "profiler/output_file.h"
 
 namespace prism::cli {
 
@@ -48,13 +48,22 @@ std::string list_text(Device device) {
 
 // The op and its sizes: usage errors (exit 2), judged before the device is.
 const lab::LabOp& check_op(const LabCliOptions& o) {
+  const lab::LabOp* op = nullptr;
   try {
-    const lab::LabOp& op = lab::find_lab_op(o.op);
-    for (const std::string& s : o.sizes) op.make(s, 1);
-    return op;
+    op = &lab::find_lab_op(o.op);
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
+  // Making each case once checks its syntax and that its buffers fit in memory (lab_memory.h),
+  // so a size too large is refused here with the figures, before anything is timed.
+  for (const std::string& s : o.sizes) {
+    try {
+      op->make(s, 1);
+    } catch (const Error& e) {
+      throw UsageError("lab " + o.op + " --sizes " + s + ": " + e.what());
+    }
+  }
+  return *op;
 }
 
 // The variants, against the device's registry: usage errors too (exit 2).
@@ -112,9 +121,7 @@ int run_lab(const LabCliOptions& o) {
   const lab::LabResult result = lab::run_lab(opts);
   std::fputs(lab::format_lab(result).c_str(), stdout);
   if (!o.json_path.empty()) {
-    std::ofstream out(o.json_path);
-    out << lab::lab_json(result);
-    if (!out) throw Error("lab: could not write " + o.json_path);
+    profiler::write_text_file(o.json_path, lab::lab_json(result));
     std::printf("wrote %s\n", o.json_path.c_str());
   }
   // A variant that fails validation is a finding, not a crash: report it and exit 1 so scripts

@@ -20,6 +20,7 @@
 #include "kernels/gpu_runtime.h"
 #include "kernels/types.h"
 #include "profiler/machine.h"
+#include "profiler/output_file.h"
 #include "profiler/text_table.h"
 
 namespace prism::cli {
@@ -134,23 +135,17 @@ std::string gpu_section(const kernels::gpu::GpuPeaks* p) {
 
 void write_json(const std::string& path, const prof::MachinePeak& m,
                 const kernels::gpu::GpuPeaks* g) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (g) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(prof::machine_to_json(m));
-    j["gpu"] = {{"name", kernels::gpu::device_info().name},
-                {"sgemm_n", g->gemm_n},
-                {"sgemm_gflops", g->gemm_gflops},
-                {"sgemm_gflops_median", g->gemm_gflops_median},
-                {"triad_bytes", g->triad_bytes},
-                {"triad_gbps", g->triad_gbps},
-                {"triad_gbps_median", g->triad_gbps_median},
-                {"reps", g->reps}};
-    out << j.dump(2) << "\n";
-  } else {
-    out << prof::machine_to_json(m);
-  }
-  out.close();
-  if (!out) throw Error("cannot write the machine JSON to " + path);
+  if (!g) return prof::write_text_file(path, prof::machine_to_json(m));
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(prof::machine_to_json(m));
+  j["gpu"] = {{"name", kernels::gpu::device_info().name},
+              {"sgemm_n", g->gemm_n},
+              {"sgemm_gflops", g->gemm_gflops},
+              {"sgemm_gflops_median", g->gemm_gflops_median},
+              {"triad_bytes", g->triad_bytes},
+              {"triad_gbps", g->triad_gbps},
+              {"triad_gbps_median", g->triad_gbps_median},
+              {"reps", g->reps}};
+  prof::write_text_file(path, j.dump(2) + "\n");
 }
 
 }  // namespace

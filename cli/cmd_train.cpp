@@ -21,6 +21,7 @@
 #include "analysis/run_record.h"
 #include "cli/commands.h"
 #include "cli/train_data.h"
+#include "cli/train_divergence.h"
 #include "kernels/gpu_runtime.h"
 #include "nn/data/loader.h"
 #include "nn/loss.h"
@@ -126,7 +127,7 @@ int run_train(const TrainOptions& o) {
   const bool profiling = o.profile || !o.trace_path.empty() || !o.json_path.empty();
   if (!o.trace_path.empty()) check_writable(o.trace_path, "trace");
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
-  if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint");
+  if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint", /*regular_file_only=*/true);
 
   check_model_name(o.model);                         // before the data set is loaded
   const Device device = device_from_flag(o.device);  // cuda without a GPU: a clear error here
@@ -148,7 +149,9 @@ int run_train(const TrainOptions& o) {
                      "; use a batch of at most " + std::to_string(data.train->size()));
   }
   std::shared_ptr<nn::Module> model = nn::make_model(o.model, mo);
-  if (!o.load_path.empty()) nn::load_safetensors(*model, o.load_path);
+  const nn::NonFinite non_finite =
+      o.allow_non_finite ? nn::NonFinite::allow : nn::NonFinite::refuse;
+  if (!o.load_path.empty()) nn::load_safetensors(*model, o.load_path, true, non_finite);
   model->to(device);  // before the optimizer, whose state is made beside each parameter
   auto opt = nn::optim::make_optimizer(opt_name, model->parameters(), lr);
 
@@ -184,13 +187,36 @@ int run_train(const TrainOptions& o) {
   const int64_t report_every = std::max<int64_t>(1, steps / 10);
   const auto t_start = std::chrono::steady_clock::now();
   int64_t samples = 0;
+  // Stops the run with a report of where the first non-finite value appeared (exit 1).
+  auto diverged = [&](int64_t step, const std::string& what, const nn::data::Batch& b) {
+    if (session) session->stop(), session.reset();  // the replay is not part of the profile
+    Divergence d;
+    d.step = step + 1;
+    d.what = what;
+    d.lr = lr;
+    d.lr_source = o.lr > 0 ? "--lr" : "the model's default lr";
+    for (const auto& [path, m] : model->named_modules()) {
+      d.has_dropout = d.has_dropout || m->type_name() == "Dropout";
+    }
+    report_divergence(d, *model, b.input,
+                      [&] { forward_batch(*model, b, data.task, false, device).loss.backward(); });
+  };
   for (int64_t step = 0; step < steps; ++step) {
     if (profiling && step == window_begin) session = std::make_unique<profiler::Session>();
     std::optional<nn::data::Batch> b = loader.next();
     if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
     const int64_t t0 = profiler::now_ns();
     StepResult r = forward_batch(*model, *b, data.task, true, device);
+    // A non-finite loss or gradient stops the run before the optimizer step can spread it into
+    // the weights (cli/train_divergence.h); both checks read values the step has anyway.
+    const double loss = r.loss.item<double>();
+    if (!std::isfinite(loss)) diverged(step, fmt::format("the loss is {}", loss), *b);
     r.loss.backward();
+    if (const std::string p = first_non_finite_gradient(*model); !p.empty()) {
+      diverged(step,
+               fmt::format("the loss is finite ({:.4g}) but the gradient of {} is not", loss, p),
+               *b);
+    }
     opt->step();
     opt->zero_grad();
     if (schedule) schedule->step();
@@ -200,7 +226,7 @@ int run_train(const TrainOptions& o) {
     step_ms.push_back(static_cast<double>(profiler::now_ns() - t0) / 1e6);
     if (session && step + 1 == window_end) profile = session->stop(), session.reset();
 
-    last_loss = r.loss.item<double>();
+    last_loss = loss;
     window_loss += last_loss;
     window_correct += r.correct;
     window_count += r.count;
@@ -250,7 +276,7 @@ int run_train(const TrainOptions& o) {
 
   if (!o.save_path.empty()) {
     model->to(Device::cpu);  // the file is written from host memory
-    nn::save_safetensors(*model, o.save_path);
+    nn::save_safetensors(*model, o.save_path, {}, non_finite);
     std::printf("saved weights to %s\n", o.save_path.c_str());
   }
   if (!profiling) return 0;

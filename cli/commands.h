@@ -63,6 +63,7 @@ struct TrainOptions {
   std::string json_path;
   std::string save_path;
   std::string load_path;
+  bool allow_non_finite = false;  // --load/--save accept NaN/Inf weights
   int rows = 30;
 };
 int run_train(const TrainOptions& opts);
@@ -166,8 +167,10 @@ void load_kernel_env();
 std::string kernel_summary();
 
 // ---- output files (output_check.cpp) ---------------------------------------------------------
-// Throws an Error naming `what` ("trace") and the reason if `path` cannot be written.
-void check_writable(const std::string& path, const char* what);
+// Throws an Error naming `what` ("trace") and the reason if `path` cannot be written
+// (profiler::check_output_path). A checkpoint must be a regular file; a text output may also be
+// a device or a FIFO (--json /dev/stdout).
+void check_writable(const std::string& path, const char* what, bool regular_file_only = false);
 
 // ---- models (train_data.cpp) -----------------------------------------------------------------
 // A UsageError listing the zoo's models unless `model` names one: checked before any data set

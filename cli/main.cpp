@@ -1,5 +1,6 @@
-// The `prism` command: argument parsing (CLI11) and the mapping of every failure to a message
-// and an exit code (see commands.h). Nothing escapes main() as a crash.
+// The `prism` command: runs the command that parse_command_line (parse.h: the CLI11 app, every
+// command's options) chose, and maps every failure to a message and an exit code (see
+// commands.h). Nothing escapes main() as a crash.
 //
 //   prism --version            how this binary was built
 //   prism ops                  the kernel registry: ops, variants, cost formulas
@@ -14,419 +15,57 @@
 //
 // `prism` with no command prints the help on stderr and exits 2 (no command was given: a usage
 // error, so scripts notice); `prism --help` prints it on stdout and exits 0.
-#include <cmath>
 #include <cstdio>
 #include <exception>
-#include <limits>
-#include <string>
-
-#include <fmt/format.h>
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/parse.h"
 
 namespace {
 
-using prism::cli::DemoOptions;
+using prism::cli::Command;
 using prism::cli::UsageError;
 
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
-// Validators with messages that say what is expected (CLI11's Range says "not in range" for
-// "abc"). CLI11 puts the option name in front: "--steps: expected a whole number ...".
-CLI::Validator whole_number(long long lo, long long hi) {
-  return CLI::Validator(
-      [lo, hi](std::string& s) -> std::string {
-        size_t used = 0;
-        long long v = 0;
-        try {
-          v = std::stoll(s, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != s.size() || v < lo || v > hi) {
-          return fmt::format("expected a whole number from {} to {}, got '{}'", lo, hi, s);
-        }
-        return "";
-      },
-      "");  // the range is in the option's help text
-}
-
-CLI::Validator positive_number() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        size_t used = 0;
-        double v = 0;
-        try {
-          v = std::stod(s, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != s.size() || !(v > 0) || !std::isfinite(v)) {
-          return fmt::format("expected a positive number, got '{}'", s);
-        }
-        return "";
-      },
-      "");
-}
-
-void add_demo_options(CLI::App& cmd, DemoOptions& o) {
-  cmd.add_option("--steps", o.steps, "training steps (batches of 64), 1 to 100000")
-      ->check(whole_number(1, 100'000))
-      ->capture_default_str();
-  cmd.add_option("--threads", o.threads,
-                 "OpenMP threads, 1 to 1024 (default: PRISM_THREADS, else all cores)")
-      ->check(whole_number(1, 1024));
-  cmd.add_option("--seed", o.seed, "seed for the data set and the initial weights")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_option("--kernel", o.kernels,
-                 "run a kernel variant for an op, e.g. matmul=naive (repeat the flag for more "
-                 "ops; `prism ops` lists them)")
-      ->type_name("OP=VARIANT")
-      ->allow_extra_args(false);  // one value per --kernel, so a stray word is an error
-  cmd.add_option("--trace", o.trace_path, "where to write the Chrome/Perfetto trace")
-      ->type_name("FILE")
-      ->capture_default_str();
-  cmd.add_option("--json", o.json_path, "where to write the JSON profile")
-      ->type_name("FILE")
-      ->capture_default_str();
-  cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
-      ->check(whole_number(0, 1'000'000))
-      ->capture_default_str();
-}
-
-void add_train_options(CLI::App& cmd, prism::cli::TrainOptions& o) {
-  cmd.add_option(
-         "model", o.model,
-         "model to train: mlp, cnn, transformer, resnet18, ... (see `prism summary --help`)")
-      ->required();
-  cmd.add_option(
-         "--data", o.data,
-         "fashion-mnist, shapes, spirals, text, a directory of MNIST-format files or a "
-         "text file (default: fashion-mnist if installed, else shapes; text for transformers)")
-      ->type_name("NAME|PATH");
-  cmd.add_option("--epochs", o.epochs, "passes over the training set")
-      ->check(whole_number(1, 1000))
-      ->capture_default_str();
-  cmd.add_option("--steps", o.steps, "training steps (overrides --epochs)")
-      ->check(whole_number(1, 100'000'000));
-  cmd.add_option("--batch", o.batch, "batch size (default: 128 mlp, 64 cnn/resnet, 32 transformer)")
-      ->check(whole_number(1, 1'000'000));
-  cmd.add_option("--lr", o.lr, "learning rate (default per model)")->check(positive_number());
-  cmd.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or adamw")
-      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
-  cmd.add_option("--schedule", o.schedule, "learning-rate schedule: cosine (to lr/100) or none")
-      ->check(CLI::IsMember({"cosine", "none"}))
-      ->capture_default_str();
-  cmd.add_option("--block", o.block_size, "transformer context length (default 64)")
-      ->check(whole_number(1, 1'000'000));
-  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
-      ->check(whole_number(1, 1024));
-  cmd.add_option("--device", o.device, "where the model trains: cpu, or cuda (needs a GPU)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed for data order and initial weights")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
-      ->type_name("OP=VARIANT")
-      ->allow_extra_args(false);
-  cmd.add_flag("--profile", o.profile, "profile a window of steps: op table and module tree");
-  cmd.add_option("--profile-steps", o.profile_steps, "steps in the profiled window")
-      ->check(whole_number(1, 100'000))
-      ->capture_default_str();
-  cmd.add_option("--trace", o.trace_path, "write the profiled window's trace (implies --profile)")
-      ->type_name("FILE");
-  cmd.add_option("--json", o.json_path,
-                 "write the profile and a train summary as JSON (implies --profile)")
-      ->type_name("FILE");
-  cmd.add_option("--save", o.save_path, "save the trained weights (safetensors)")
-      ->type_name("FILE");
-  cmd.add_option("--load", o.load_path, "start from saved weights (safetensors)")
-      ->type_name("FILE");
-  cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
-      ->check(whole_number(0, 1'000'000))
-      ->capture_default_str();
-}
-
-void add_summary_options(CLI::App& cmd, prism::cli::SummaryOptions& o) {
-  cmd.add_option("model", o.model,
-                 "mlp, cnn, transformer, resnet18, resnet34, resnet50, gpt2-small, gpt2-medium")
-      ->required();
-  cmd.add_option("--input", o.input, "input shape, e.g. 1x3x224x224 (default: the model's)")
-      ->type_name("NxCxHxW");
-  cmd.add_option("--depth", o.depth, "module levels to show (0 = all)")
-      ->check(whole_number(0, 100));
-}
-
-void add_lab_options(CLI::App& cmd, prism::cli::LabCliOptions& o) {
-  cmd.add_option("op", o.op, "the op whose variants to compare, e.g. matmul (see --list)");
-  cmd.add_flag("--list", o.list, "list the ops the lab knows, their sizes and variants");
-  cmd.add_option("--sizes", o.sizes,
-                 "sizes to time, comma-separated, e.g. 256,512,1024 or 128x784x256:nt "
-                 "(default: the op's own; --list shows the syntax)")
-      ->delimiter(',')
-      ->type_name("SIZE,...");
-  cmd.add_option("--variants", o.variants, "variants to compare (default: all registered)")
-      ->delimiter(',')
-      ->type_name("NAME,...");
-  cmd.add_option("--threads", o.threads, "OpenMP threads for every variant, 1 to 1024")
-      ->check(whole_number(1, 1024))
-      ->capture_default_str();
-  cmd.add_option("--reps", o.repetitions, "timed samples per variant and size, 1 to 1000")
-      ->check(whole_number(1, 1000))
-      ->capture_default_str();
-  cmd.add_option("--min-sample-ms", o.min_sample_ms, "shortest duration of one sample")
-      ->check(positive_number())
-      ->capture_default_str();
-  cmd.add_option("--max-seconds", o.max_seconds,
-                 "skip timing a variant whose samples would take longer than this")
-      ->check(positive_number())
-      ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed for the random inputs")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peaks");
-  cmd.add_option("--device", o.device,
-                 "cpu, or cuda: time the CUDA variants, each checked against the CPU kernel "
-                 "(needs a GPU; with --list, shows the CUDA variants)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
-  cmd.add_option("--json", o.json_path, "write one row per variant and size as JSON")
-      ->type_name("FILE");
-}
-
-void add_machine_options(CLI::App& cmd, prism::cli::MachineOptions& o) {
-  cmd.add_option("--threads", o.threads,
-                 "measure with 1 to N threads, N from 1 to 1024 (default: PRISM_THREADS, else "
-                 "all cores)")
-      ->check(whole_number(1, 1024));
-  cmd.add_flag("--refresh", o.refresh, "measure again even if this build's figures are cached");
-  cmd.add_option("--json", o.json_path, "also write the figures as JSON")->type_name("FILE");
-  cmd.add_option("--reps", o.reps, "repetitions of each figure, 1 to 1000 (default 9; not cached)")
-      ->check(whole_number(1, 1000));
-  cmd.add_option("--fma-ms", o.fma_ms,
-                 "length of one FMA repetition in ms (default 50; not cached)")
-      ->check(positive_number());
-  cmd.add_option("--stream-mib", o.stream_mib,
-                 "MiB per STREAM array, 1 to 65536 (default 4 x L3; not cached)")
-      ->check(whole_number(1, 65536));
-}
-
-void add_shared_bench_options(CLI::App& cmd, prism::cli::BenchCliOptions& o, bool with_json) {
-  cmd.add_option("--mode", o.mode, "infer (forward, eval mode, no grad) or train (full steps)")
-      ->check(CLI::IsMember({"infer", "train"}))
-      ->capture_default_str();
-  cmd.add_option("--batch", o.batches,
-                 o.batches.empty() ? "batch sizes, comma-separated (default 1,8,64)"
-                                   : "batch sizes, comma-separated (default 1,64)")
-      ->delimiter(',')
-      ->check(whole_number(1, 1'000'000))
-      ->type_name("N,...");
-  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
-      ->check(whole_number(1, 1024));
-  cmd.add_option("--warmup", o.warmup, "warm calls after the cold one, before timing")
-      ->check(whole_number(0, 100'000))
-      ->capture_default_str();
-  cmd.add_option("--duration", o.duration_s, "seconds of timed calls per batch size")
-      ->check(positive_number())
-      ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_option("--image-size", o.image_size,
-                 "image models: square input size (default the model's)")
-      ->check(whole_number(1, 4096));
-  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
-      ->check(whole_number(1, 1'000'000));
-  cmd.add_option("--device", o.device, "cpu, or cuda (needs a GPU)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
-  cmd.add_option("--data", o.data,
-                 "inputs from a data set (as `train --data`: fashion-mnist, shapes, text, a path) "
-                 "instead of synthetic ones")
-      ->type_name("NAME|PATH");
-  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
-  if (with_json) {
-    cmd.add_option("--json", o.json_path, "write the result, every call's time included")
-        ->type_name("FILE");
-  }
-}
-
-void add_bench_options(CLI::App& cmd, prism::cli::BenchCliOptions& o) {
-  cmd.add_option("model", o.model, "model: mlp, cnn, transformer, resnet18, ...")->required();
-  add_shared_bench_options(cmd, o, true);
-  cmd.add_option("--iters", o.iters,
-                 "exactly this many timed calls per batch size (overrides --duration)")
-      ->check(whole_number(1, 100'000'000));
-  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
-      ->type_name("OP=VARIANT")
-      ->allow_extra_args(false);
-  cmd.add_option(
-         "--qps", o.qps,
-         "server scenario: Poisson request rates to sweep, comma-separated, e.g. 50,100,200")
-      ->delimiter(',')
-      ->check(positive_number())
-      ->type_name("R,...");
-  cmd.add_option("--max-batch", o.max_batch, "server: the largest batch the worker forms")
-      ->check(whole_number(1, 4096))
-      ->capture_default_str();
-  cmd.add_option("--max-wait-ms", o.max_wait_ms,
-                 "server: how long the oldest request may wait for its batch to fill")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd.add_option("--slo-ms", o.slo_ms, "server: report where the p99 latency crosses this")
-      ->check(positive_number());
-}
-
-void add_compare_options(CLI::App& cmd, prism::cli::CompareOptions& o) {
-  cmd.add_option("inputs", o.inputs, "BASE.json CAND.json, or a MODEL to run both ways")
-      ->required()
-      ->expected(1, 2);
-  cmd.add_option("--a", o.a_flags, "MODEL: the baseline's flags (default: none)")
-      ->type_name("\"FLAGS\"");
-  cmd.add_option("--b", o.b_flags, "MODEL: the candidate's flags, e.g. \"--kernel matmul=naive\"")
-      ->type_name("\"FLAGS\"");
-  cmd.add_option("--rounds", o.rounds, "MODEL: interleaved rounds per side (A B B A ...)")
-      ->check(whole_number(1, 1000))
-      ->capture_default_str();
-  cmd.add_option("--rows", o.rows, "rows of the per-op table (0 = all)")
-      ->check(whole_number(0, 1'000'000))
-      ->capture_default_str();
-  o.bench.batches = {1, 64};
-  o.bench.duration_s = 4;
-  add_shared_bench_options(cmd, o.bench, false);
-}
-
-void add_gate_options(CLI::App& cmd, prism::cli::GateCliOptions& o) {
-  cmd.add_option("base", o.base, "the baseline result (bench or train JSON)");
-  cmd.add_option("cand", o.cand, "the candidate result");
-  cmd.add_option("--max-p99-increase", o.max_p99_increase, "largest allowed p99 rise")
-      ->type_name("PCT")
-      ->capture_default_str();
-  cmd.add_option("--max-throughput-drop", o.max_throughput_drop, "largest allowed throughput fall")
-      ->type_name("PCT")
-      ->capture_default_str();
-  cmd.add_option("--max-memory-increase", o.max_memory_increase,
-                 "largest allowed rise of peak memory (tracked and resident)")
-      ->type_name("PCT")
-      ->capture_default_str();
-  cmd.add_option("--max-quality-drop", o.max_quality_drop,
-                 "largest allowed fall of held-out accuracy, in percentage points")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd.add_option("--max-loss-increase", o.max_loss_increase,
-                 "largest allowed relative rise of a held-out or training loss")
-      ->type_name("PCT")
-      ->capture_default_str();
-  cmd.add_option("--max-output-diff", o.max_output_diff,
-                 "largest allowed relative change of the outputs on fixed inputs (inference)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd.add_option("--exact", o.exact,
-                 "counters that must be equal: flops, macs, bytes, allocs, alloc_bytes")
-      ->delimiter(',')
-      ->type_name("NAME,...");
-  cmd.add_option("--baselines", o.baselines,
-                 "check the deterministic figures of the zoo against the baselines in DIR")
-      ->type_name("DIR");
-  cmd.add_flag("--update", o.update, "with --baselines: write the measured figures instead");
-  cmd.add_flag("--verbose", o.verbose, "print the checks that passed too");
-}
-
-// "prism" or "prism demo": where to point the user for --help.
-std::string command_path(const CLI::App& app) {
-  std::string path = "prism";
-  for (const CLI::App* sub : app.get_subcommands()) path += " " + sub->get_name();
-  return path;
-}
-
-// An argument that no command or option claimed: name it and list what exists.
-std::string unexpected_message(const std::string& arg) {
-  if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
-  return fmt::format(
-      "unknown command '{}' (commands: bench, compare, demo, gate, lab, machine, ops, summary, "
-      "train)",
-      arg);
-}
-
 int run(int argc, char** argv) {
-  CLI::App app{"prism: a from-scratch ML framework with a profiler in its core", "prism"};
-  bool show_version = false;
-  app.add_flag("--version", show_version, "print the version and how this binary was built");
-
-  CLI::App* ops = app.add_subcommand("ops", "list every op, its kernel variants and cost formula");
-  DemoOptions demo_opts;
-  CLI::App* demo = app.add_subcommand("demo",
-                                      "train the CNN briefly under the profiler; print the op "
-                                      "table and module tree, write a trace");
-  add_demo_options(*demo, demo_opts);
-  prism::cli::TrainOptions train_opts;
-  CLI::App* train = app.add_subcommand(
-      "train", "train a model (mlp, cnn, transformer, resnet18, ...) on a data set");
-  add_train_options(*train, train_opts);
-  prism::cli::SummaryOptions summary_opts;
-  CLI::App* summary = app.add_subcommand(
-      "summary", "per-module shapes, parameters, FLOPs and activation memory (meta device)");
-  add_summary_options(*summary, summary_opts);
-  prism::cli::MachineOptions machine_opts;
-  CLI::App* machine = app.add_subcommand(
-      "machine", "this machine's peak FLOP/s and memory bandwidth per thread count (cached)");
-  add_machine_options(*machine, machine_opts);
-  prism::cli::LabCliOptions lab_opts;
-  CLI::App* lab = app.add_subcommand(
-      "lab", "validate every kernel variant of an op, then time them side by side");
-  add_lab_options(*lab, lab_opts);
-  prism::cli::BenchCliOptions bench_opts;
-  CLI::App* bench = app.add_subcommand(
-      "bench", "latency percentiles, throughput and memory of a model per batch size");
-  add_bench_options(*bench, bench_opts);
-  prism::cli::CompareOptions compare_opts;
-  CLI::App* compare = app.add_subcommand(
-      "compare", "baseline against candidate: report, statistics and a decision");
-  add_compare_options(*compare, compare_opts);
-  prism::cli::GateCliOptions gate_opts;
-  CLI::App* gate = app.add_subcommand(
-      "gate", "a regression gate: exit 1 when a threshold breaks (or check the baselines)");
-  add_gate_options(*gate, gate_opts);
-  // Leftover arguments at the top level get our own message (see unexpected_message); set after
-  // the subcommands exist so they keep rejecting unknown flags themselves.
-  app.allow_extras();
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help: prints it, exit 0
-    std::fprintf(stderr, "prism: error: %s\nRun '%s --help' for usage.\n", e.what(),
-                 command_path(app).c_str());
-    return kExitUsage;
-  }
-  if (!app.remaining().empty()) {
-    throw UsageError(unexpected_message(app.remaining().front()));
+  const prism::cli::CommandLine cl = prism::cli::parse_command_line(argc, argv);
+  if (cl.exit_code >= 0) {  // --help, a parse error or no command: nothing to run
+    std::fputs(cl.out.c_str(), stdout);
+    std::fputs(cl.err.c_str(), stderr);
+    return cl.exit_code;
   }
 
   // PRISM_THREADS applies to every command (it is what --version reports); --threads wins.
   if (const int n = prism::cli::threads_from_env(); n > 0) prism::cli::set_threads(n);
 
-  if (show_version) {
-    std::fputs(prism::cli::version_text().c_str(), stdout);
-    return 0;
+  switch (cl.command) {
+    case Command::version:
+      std::fputs(prism::cli::version_text().c_str(), stdout);
+      return 0;
+    case Command::ops:
+      return prism::cli::run_ops();
+    case Command::demo:
+      return prism::cli::run_demo(cl.demo);
+    case Command::train:
+      return prism::cli::run_train(cl.train);
+    case Command::summary:
+      return prism::cli::run_summary(cl.summary);
+    case Command::machine:
+      return prism::cli::run_machine(cl.machine);
+    case Command::lab:
+      return prism::cli::run_lab(cl.lab);
+    case Command::bench:
+      return prism::cli::run_bench(cl.bench);
+    case Command::compare:
+      return prism::cli::run_compare(cl.compare);
+    case Command::gate:
+      return prism::cli::run_gate(cl.gate);
+    case Command::none:
+      break;
   }
-  if (ops->parsed()) return prism::cli::run_ops();
-  if (demo->parsed()) return prism::cli::run_demo(demo_opts);
-  if (train->parsed()) return prism::cli::run_train(train_opts);
-  if (summary->parsed()) return prism::cli::run_summary(summary_opts);
-  if (machine->parsed()) return prism::cli::run_machine(machine_opts);
-  if (lab->parsed()) return prism::cli::run_lab(lab_opts);
-  if (bench->parsed()) return prism::cli::run_bench(bench_opts);
-  if (compare->parsed()) return prism::cli::run_compare(compare_opts);
-  if (gate->parsed()) return prism::cli::run_gate(gate_opts);
-
-  std::fputs(app.help().c_str(), stderr);
-  std::fputs("\nprism: no command given (try `prism demo`)\n", stderr);
-  return kExitUsage;
+  return kExitUsage;  // parse_command_line sets exit_code when no command was given
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "nn/safetensors.h"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "profiler/output_file.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 
@@ -68,6 +72,11 @@ std::string shape_str(const std::vector<int64_t>& s) {
   fail(path, "tensor '" + name + "': " + what);
 }
 
+// The first byte of a contiguous cpu tensor's data.
+const char* bytes_of(const Tensor& c) {
+  return static_cast<const char*>(c.storage()->data()) + c.offset() * c.element_size();
+}
+
 // One tensor's header entry, checked against the file's data section.
 struct Entry {
   std::string name;
@@ -120,18 +129,12 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   if (!v.contains("shape") || !v["shape"].is_array()) {
     fail_tensor(path, name, "missing or non-array \"shape\"");
   }
-  // An absurd shape must not wrap around to a small byte count: multiply with overflow checks.
-  uint64_t numel = 1;
-  bool overflow = false;
   for (const json& d : v["shape"]) {
     if (!d.is_number_unsigned() || d.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
       fail_tensor(path, name, "shape entry " + d.dump() + " is not a non-negative integer");
     }
-    const uint64_t n = d.get<uint64_t>();
-    e.shape.push_back(static_cast<int64_t>(n));
-    overflow |= __builtin_mul_overflow(numel, n, &numel);
+    e.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
   }
-
   if (!v.contains("data_offsets") || !v["data_offsets"].is_array() ||
       v["data_offsets"].size() != 2) {
     fail_tensor(path, name, "missing \"data_offsets\" [begin, end]");
@@ -144,17 +147,54 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
                     std::to_string(data_size) + " bytes)");
   }
   if (e.known_dtype) {
-    uint64_t bytes = 0;
-    overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(dtype_size(e.dtype)), &bytes);
-    if (overflow || bytes != e.end - e.begin) {
-      fail_tensor(
-          path, name,
-          "data_offsets " + v["data_offsets"].dump() + " span " + std::to_string(e.end - e.begin) +
-              " bytes, but " + e.dtype_tag + " " + shape_str(e.shape) + " holds " +
-              (overflow ? std::string("more than 2^64") : std::to_string(bytes)) + " bytes");
+    // An absurd shape must not wrap around to a small byte count: the one checked helper.
+    const int64_t bytes =
+        checked_shape_size(e.shape.data(), static_cast<int>(e.shape.size()), dtype_size(e.dtype),
+                           "safetensors '" + path + "': tensor '" + name + "'")
+            .nbytes;
+    if (static_cast<uint64_t>(bytes) != e.end - e.begin) {
+      fail_tensor(path, name,
+                  "data_offsets " + v["data_offsets"].dump() + " span " +
+                      std::to_string(e.end - e.begin) + " bytes, but " + e.dtype_tag + " " +
+                      shape_str(e.shape) + " holds " + std::to_string(bytes) + " bytes");
     }
   }
   return e;
+}
+
+// The tensors' byte ranges must tile the data section: in offset order (the header's key order
+// is free, as in the reference implementation), each starts where the previous one ended, and
+// the last ends at the end of the file. An overlap means two tensors share bytes, a gap or a
+// tail means bytes no tensor owns: each is a corrupt or hand-edited file, refused by name.
+void check_layout(const std::string& path, const std::vector<Entry>& entries, uint64_t data_size) {
+  std::vector<const Entry*> by_offset;
+  for (const Entry& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t at = 0;
+  const Entry* previous = nullptr;
+  for (const Entry* e : by_offset) {
+    if (e->begin < at) {
+      fail_tensor(path, e->name,
+                  "bytes [" + std::to_string(e->begin) + ", " + std::to_string(e->end) +
+                      ") overlap tensor '" + previous->name + "' [" +
+                      std::to_string(previous->begin) + ", " + std::to_string(previous->end) + ")");
+    }
+    if (e->begin > at) {
+      fail_tensor(path, e->name,
+                  "starts at byte " + std::to_string(e->begin) +
+                      ", but the data before it ends at " + std::to_string(at) + ": " +
+                      std::to_string(e->begin - at) + " bytes belong to no tensor");
+    }
+    at = e->end;
+    previous = e;
+  }
+  if (at != data_size) {
+    fail(path, std::to_string(data_size - at) + " trailing bytes after the last tensor (the data " +
+                   "section has " + std::to_string(data_size) + " bytes, the tensors " +
+                   std::to_string(at) + ")");
+  }
 }
 
 ParsedFile parse_file(const std::string& path) {
@@ -175,12 +215,24 @@ ParsedFile parse_file(const std::string& path) {
   f.data_start = static_cast<size_t>(8 + n);
   const uint64_t data_size = size - 8 - n;
 
+  // A JSON object may repeat a key and a parser keeps one value silently; in a checkpoint that
+  // is two tensors under one name, so every top-level key is seen here, before that happens.
+  std::set<std::string> keys;
+  std::string duplicate;
+  const json::parser_callback_t on_key = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1 && duplicate.empty() &&
+        !keys.insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   json header;
   try {
-    header = json::parse(f.bytes.data() + 8, f.bytes.data() + 8 + n);
+    header = json::parse(f.bytes.data() + 8, f.bytes.data() + 8 + n, on_key);
   } catch (const json::exception& e) {
     fail(path, std::string("header is not valid JSON: ") + e.what());
   }
+  if (!duplicate.empty()) fail(path, "the header names tensor '" + duplicate + "' twice");
   if (!header.is_object()) fail(path, "header is not a JSON object");
 
   for (auto it = header.begin(); it != header.end(); ++it) {
@@ -194,7 +246,52 @@ ParsedFile parse_file(const std::string& path) {
     }
     f.entries.push_back(parse_entry(path, it.key(), it.value(), data_size));
   }
+  check_layout(path, f.entries, data_size);
   return f;
+}
+
+// How many of `n` values at `data` are NaN or infinite, and the first one's index and value.
+struct NonFiniteCount {
+  int64_t count = 0;
+  int64_t first = -1;
+  double first_value = 0;
+};
+template <class T>
+NonFiniteCount count_non_finite(const void* data, int64_t n) {
+  NonFiniteCount c;
+  const char* bytes = static_cast<const char*>(data);
+  for (int64_t i = 0; i < n; ++i) {
+    T v;  // memcpy: the file's data section need not be aligned for T
+    std::memcpy(&v, bytes + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    if (!std::isfinite(v)) {
+      if (c.count++ == 0) c.first = i, c.first_value = static_cast<double>(v);
+    }
+  }
+  return c;
+}
+NonFiniteCount count_non_finite(const void* data, DType dtype, int64_t n) {
+  if (dtype == DType::f32) return count_non_finite<float>(data, n);
+  if (dtype == DType::f64) return count_non_finite<double>(data, n);
+  return {};  // integers are always finite
+}
+
+// Refuses non-finite values unless allowed: a checkpoint with a NaN in it comes from a run that
+// diverged, and training or evaluating from it only spreads the NaN.
+void check_finite(const std::string& path, const std::string& name, const void* data, DType dtype,
+                  int64_t n, NonFinite policy, const char* action) {
+  if (policy == NonFinite::allow) return;
+  const NonFiniteCount c = count_non_finite(data, dtype, n);
+  if (c.count == 0) return;
+  fail_tensor(path, name,
+              std::to_string(c.count) + " of its " + std::to_string(n) +
+                  " values are not finite (the first, at flat index " + std::to_string(c.first) +
+                  ", is " +
+                  (std::isnan(c.first_value) ? "nan"
+                   : c.first_value > 0       ? "inf"
+                                             : "-inf") +
+                  "); refusing to " + action +
+                  " a checkpoint of a run that diverged (NonFinite::allow, or prism train "
+                  "--allow-non-finite, to do it anyway)");
 }
 
 // A fresh cpu tensor holding an entry's bytes (the entry is known valid).
@@ -207,7 +304,7 @@ Tensor make_tensor(const ParsedFile& f, const Entry& e) {
 }  // namespace
 
 void save_safetensors(const NamedTensors& tensors, const std::string& path,
-                      const Metadata& metadata) {
+                      const Metadata& metadata, NonFinite non_finite) {
   NoGrad no_grad;
   json header = json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
@@ -224,6 +321,7 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
           std::string("is on ") + device_name(t.device()) + "; only cpu tensors can be saved");
     }
     Tensor c = t.contiguous();
+    check_finite(path, name, bytes_of(c), c.dtype(), c.numel(), non_finite, "save");
     const uint64_t nbytes = static_cast<uint64_t>(c.nbytes());
     header[name] = {{"dtype", dtype_tag(c.dtype())},
                     {"shape", c.shape().vec()},
@@ -241,38 +339,31 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');
   const uint64_t n = text.size();
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, "cannot open '" + tmp + "' for writing");
-    out.write(reinterpret_cast<const char*>(&n), 8);
-    out.write(text.data(), static_cast<std::streamsize>(n));
-    for (const Tensor& c : data) {
-      if (c.nbytes() > 0) {
-        out.write(static_cast<const char*>(c.storage()->data()) + c.offset() * c.element_size(),
-                  static_cast<std::streamsize>(c.nbytes()));
-      }
-    }
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      fail(path, "write failed");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    fail(path, "cannot move '" + tmp + "' into place: " + ec.message());
+  // Atomically (profiler/output_file.h): a failed or killed save never leaves half a checkpoint
+  // under the name, and a FIFO or a device is refused, not replaced.
+  try {
+    profiler::write_output_file(
+        path,
+        [&](std::FILE* out) {
+          bool ok = std::fwrite(&n, 8, 1, out) == 1 && std::fwrite(text.data(), 1, n, out) == n;
+          for (const Tensor& c : data) {
+            const size_t bytes = static_cast<size_t>(c.nbytes());
+            if (ok && bytes > 0) ok = std::fwrite(bytes_of(c), 1, bytes, out) == bytes;
+          }
+          return ok;
+        },
+        profiler::OutputKind::file);
+  } catch (const std::runtime_error& e) {
+    fail(path, e.what());
   }
 }
 
-void save_safetensors(const Module& module, const std::string& path, const Metadata& metadata) {
-  save_safetensors(module.named_state(), path, metadata);
+void save_safetensors(const Module& module, const std::string& path, const Metadata& metadata,
+                      NonFinite non_finite) {
+  save_safetensors(module.named_state(), path, metadata, non_finite);
 }
 
-NamedTensors read_safetensors(const std::string& path, Metadata* metadata) {
+NamedTensors read_safetensors(const std::string& path, Metadata* metadata, NonFinite non_finite) {
   const ParsedFile f = parse_file(path);
   NamedTensors out;
   for (const Entry& e : f.entries) {
@@ -282,13 +373,15 @@ NamedTensors read_safetensors(const std::string& path, Metadata* metadata) {
     if (e.shape.size() > static_cast<size_t>(Dims::kMax)) {
       fail_tensor(path, e.name, "has more than " + std::to_string(Dims::kMax) + " dims");
     }
+    check_finite(path, e.name, f.data() + e.begin, e.dtype,
+                 static_cast<int64_t>((e.end - e.begin) / dtype_size(e.dtype)), non_finite, "load");
   }
   for (const Entry& e : f.entries) out.emplace_back(e.name, make_tensor(f, e));
   if (metadata) *metadata = f.metadata;
   return out;
 }
 
-void load_safetensors(Module& module, const std::string& path, bool strict) {
+void load_safetensors(Module& module, const std::string& path, bool strict, NonFinite non_finite) {
   const ParsedFile f = parse_file(path);
   std::unordered_map<std::string, const Entry*> by_name;
   for (const Entry& e : f.entries) by_name[e.name] = &e;
@@ -318,6 +411,7 @@ void load_safetensors(Module& module, const std::string& path, bool strict) {
                       "; load into a cpu module");
     }
     if (!t.is_leaf()) fail_tensor(path, name, "the module's tensor is not a leaf");
+    check_finite(path, name, f.data() + e.begin, e.dtype, t.numel(), non_finite, "load");
     sources.push_back(&e);
   }
   if (strict) {

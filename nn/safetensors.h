@@ -13,11 +13,13 @@
 // The names are the module's dotted named_state() names ("fc1.weight", "bn.running_mean").
 //
 // load_safetensors checks the whole file before it changes anything: the file opens, the
-// header length fits in the file, the header is JSON of the shape above, every tensor of the
-// module is there with the same shape and dtype, and its offsets lie inside the data and agree
-// with its shape and dtype. Any problem throws prism::Error naming the file and the tensor,
-// and the module's weights are left exactly as they were. Tensors in the file that the module
-// does not have are an error too, unless strict is false.
+// header length fits in the file, the header is JSON of the shape above with no name twice,
+// every tensor of the module is there with the same shape and dtype, its offsets lie inside the
+// data and agree with its shape and dtype (sizes by checked arithmetic: no overflow), the
+// tensors' byte ranges tile the data section exactly (no overlap, no gap, no trailing bytes;
+// in any header order), and the values are finite. Any problem throws prism::Error naming the file
+// and the tensor, and the module's weights are left exactly as they were. Tensors in the file that
+// the module does not have are an error too, unless strict is false.
 #pragma once
 
 #include <map>
@@ -29,18 +31,28 @@ namespace prism::nn {
 
 using Metadata = std::map<std::string, std::string>;
 
-// Writes `tensors` (cpu, any layout) to `path`. The file is written to "<path>.tmp" and then
-// renamed over `path`, so a failed save never leaves a half-written checkpoint behind.
+// NaN and infinite values: a checkpoint holding one comes from a run that diverged, so saving
+// or loading one is refused (an Error naming the tensor, the count and the first index) unless
+// the caller allows it, e.g. to inspect the weights of a run that went wrong.
+enum class NonFinite { refuse, allow };
+
+// Writes `tensors` (cpu, any layout) to `path`, atomically (profiler/output_file.h): a
+// temporary beside it, fsynced and renamed, so a failed or killed save never leaves a
+// half-written checkpoint behind. `path` must be a regular file or absent (a symlink is
+// followed).
 void save_safetensors(const NamedTensors& tensors, const std::string& path,
-                      const Metadata& metadata = {});
+                      const Metadata& metadata = {}, NonFinite non_finite = NonFinite::refuse);
 // Writes module.named_state() (parameters and buffers).
-void save_safetensors(const Module& module, const std::string& path, const Metadata& metadata = {});
+void save_safetensors(const Module& module, const std::string& path, const Metadata& metadata = {},
+                      NonFinite non_finite = NonFinite::refuse);
 
 // Loads values into module.named_state(), in place of the handles (an optimizer holding the
 // parameters sees the loaded values).
-void load_safetensors(Module& module, const std::string& path, bool strict = true);
+void load_safetensors(Module& module, const std::string& path, bool strict = true,
+                      NonFinite non_finite = NonFinite::refuse);
 
 // Reads every tensor of a file, fully validated, as new cpu tensors in file order.
-NamedTensors read_safetensors(const std::string& path, Metadata* metadata = nullptr);
+NamedTensors read_safetensors(const std::string& path, Metadata* metadata = nullptr,
+                              NonFinite non_finite = NonFinite::refuse);
 
 }  // namespace prism::nn

@@ -45,7 +45,7 @@ RateStats rate_stats(const std::vector<double>& rates) {
 int64_t calibrate_fma_iterations(double seconds) {
   const double enough = std::min(seconds, 1e-3);
   int64_t iterations = 256;
-  auto cpu_seconds = [&iterations](const KernelRun& run) {
+  auto cpu_seconds = [](const KernelRun& run) {
     return run.thread_rate > 0 ? run.work / run.thread_rate : run.seconds;
   };
   KernelRun run = run_fma_kernel(1, iterations);

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "profiler/machine.h"
+#include "profiler/output_file.h"
 
 namespace prism::profiler {
 
@@ -198,26 +199,8 @@ void write_machine_cache(const std::string& path, const MachinePeak& m) {
 
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  // Write beside the target, then rename: atomic on POSIX, so a concurrent reader sees the old
-  // file or the new one, never a half-written one. The pid keeps two writers apart.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw std::runtime_error("cannot write machine cache " + path + ": " + std::strerror(errno));
-    }
-    out << doc.dump(2) << "\n";
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write machine cache " + path);
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write machine cache " + path + ": " + ec.message());
-  }
+  // Atomically (output_file.h): a concurrent reader sees the old cache or the new one.
+  write_text_file(path, doc.dump(2) + "\n");
 }
 
 }  // namespace prism::profiler

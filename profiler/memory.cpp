@@ -61,12 +61,20 @@ void snapshot_peak_roles(DeviceCounters& c, int64_t live) {
 }
 }  // namespace
 
+// The peak and reset_peak. An allocation adds to `live`, then reads `peak` and raises it if
+// lower; reset_peak stores `live` into `peak`, then reads `live` again and raises `peak` to it.
+// With those four accesses sequentially consistent, an allocation that races a reset cannot be
+// lost: either the reset's second read sees the allocation's bytes, or the allocation's read of
+// `peak` sees the reset's store and raises it (the store-load pattern of Dekker's algorithm).
+// Relaxed, the allocation could read the old, higher peak, skip its update, and the reset then
+// store a peak below a buffer still live. On x86-64 the seq_cst fetch_add and load compile to
+// the same instructions as relaxed ones (lock xadd, mov): the hot path pays nothing for it.
 void note_alloc(int device, MemRole role, int64_t bytes) {
   DeviceCounters& c = g_dev[clamp_device(device)];
   // The role first, so that a peak snapshot taken below already includes this buffer.
   c.live_by_role[static_cast<int>(role)].fetch_add(bytes, std::memory_order_relaxed);
-  int64_t live = c.live.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-  int64_t peak = c.peak.load(std::memory_order_relaxed);
+  int64_t live = c.live.fetch_add(bytes, std::memory_order_seq_cst) + bytes;
+  int64_t peak = c.peak.load(std::memory_order_seq_cst);
   bool new_peak = false;
   while (live > peak) {
     if (c.peak.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
@@ -100,14 +108,15 @@ MemoryStats memory_stats(int device) {
   DeviceCounters& c = g_dev[clamp_device(device)];
   MemoryStats s;
   s.live_bytes = c.live.load();
-  s.peak_bytes = c.peak.load();
   s.alloc_count = c.alloc_count.load();
   s.alloc_bytes = c.alloc_bytes.load();
   s.free_count = c.free_count.load();
   for (int i = 0; i < kNumRoles; ++i)
     s.live_by_role[static_cast<size_t>(i)] = c.live_by_role[i].load();
   {
+    // Under the mutex, so a reset_peak in progress (lowered, not yet raised again) is never seen.
     std::lock_guard<std::mutex> lock(c.peak_mutex);
+    s.peak_bytes = c.peak.load();
     for (int i = 0; i < kNumRoles; ++i) s.peak_by_role[static_cast<size_t>(i)] = c.peak_by_role[i];
   }
   return s;
@@ -116,7 +125,13 @@ MemoryStats memory_stats(int device) {
 void reset_peak(int device) {
   DeviceCounters& c = g_dev[clamp_device(device)];
   std::lock_guard<std::mutex> lock(c.peak_mutex);
-  c.peak.store(c.live.load());
+  c.peak.store(c.live.load(), std::memory_order_seq_cst);
+  // An allocation that raced the store may have read the old peak and skipped its update (see
+  // note_alloc): read `live` again and raise the peak to it.
+  const int64_t live = c.live.load(std::memory_order_seq_cst);
+  int64_t peak = c.peak.load(std::memory_order_relaxed);
+  while (live > peak && !c.peak.compare_exchange_weak(peak, live)) {
+  }
   for (int i = 0; i < kNumRoles; ++i) {
     c.peak_by_role[i] = c.live_by_role[i].load(std::memory_order_relaxed);
   }

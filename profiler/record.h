@@ -42,7 +42,8 @@ struct OpRecord {
   int32_t scope = 0;    // interned scope path id, 0 = top level
   int32_t parent = -1;  // index of the enclosing record, -1 if none
   int32_t depth = 0;    // nesting depth (0 = outermost)
-  int32_t tid = 0;      // small thread number, 0 = the first thread that recorded
+  int32_t tid = 0;      // small thread number, 0 = the first thread that recorded; a thread
+                        // that exited leaves its number to the next new thread
   int64_t start_ns = 0;
   int64_t dur_ns = 0;  // host time: for a GPU op, queueing the work, not doing it
   // GPU ops: the time the device spent between the op's two CUDA events, and when it started

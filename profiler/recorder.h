@@ -6,7 +6,12 @@
 // allocation once the buffer has grown.
 //
 // Each thread records into its own buffer; a Session (session.h) gathers them when it stops.
-// Stop a session from the thread that started it, once other threads have stopped issuing ops.
+// Other threads may go on recording while a session starts or stops (an OpenMP region, a data
+// loader's thread): every op that happened between start and stop, as ordered by the threads'
+// synchronisation (a join, the end of a parallel region), is in the profile; an op racing the
+// stop may or may not be, and a record still open at the stop is cut at the stop time. A record
+// never leaks into the next session. recorder.cpp explains the protocol and why it is
+// race-free; tests/profiler/threads_test.cpp checks it, under ThreadSanitizer in `make tsan`.
 #pragma once
 
 #include <atomic>
@@ -97,7 +102,8 @@ std::vector<std::string> scope_paths();
 
 // ---- op records ------------------------------------------------------------------------------
 
-// Opens a record for an op call and returns its handle; only call while recording().
+// Opens a record for an op call and returns its handle (-1 when the thread can no longer
+// record: it is exiting); only call while recording().
 int32_t open_op(const char* op, const char* variant, const char* device, const Cost& cost,
                 const ShapeList& shapes);
 // Closes the record opened by open_op (records close in LIFO order on each thread).

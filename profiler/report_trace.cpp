@@ -6,14 +6,9 @@
 // doubles can round a child's end one ulp past its parent's, and a viewer then draws the
 // child as a sibling. Each span is therefore clamped into its parent's span as the reader will
 // compute it (ts + dur, in doubles).
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -165,49 +160,6 @@ std::string trace_json(const Profile& p) {
   json doc{
       {"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", meta_json(p)}};
   return doc.dump();
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  auto fail = [&path](int err) {
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));
-  };
-  auto write_all = [&text](std::FILE* f) {
-    return std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
-  };
-  // A device or a pipe (/dev/stdout, a FIFO) is written as it is: it cannot be replaced.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) fail(errno);
-    const bool ok = write_all(f);
-    const int err = errno;
-    if (std::fclose(f) != 0 || !ok) fail(ok ? errno : err);
-    return;
-  }
-  // A file is written beside its final name, flushed to disk, then renamed over it: a reader,
-  // a full disk or a killed run never leaves half a file under the name asked for.
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) fail(errno);
-  std::FILE* f = ::fdopen(fd, "wb");
-  if (!f) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    fail(err);
-  }
-  bool ok = write_all(f) && ::fsync(fd) == 0;
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) ok = false, err = errno;
-  // mkstemp makes the file 0600; give it the usual permissions (0666 less the umask).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (ok && ::chmod(tmp.c_str(), 0666 & ~mask) != 0) ok = false, err = errno;
-  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) ok = false, err = errno;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    fail(err);
-  }
 }
 
 }  // namespace prism::profiler

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "profiler/aggregate.h"
+#include "profiler/output_file.h"  // write_text_file: every report is written atomically
 
 namespace prism::profiler {
 
@@ -37,10 +38,5 @@ std::string trace_json(const Profile& p);
 
 // Machine-readable dump: {"meta": {...}, "ops": [aggregated rows], "memory": {...}}.
 std::string profile_json(const Profile& p);
-
-// Writes a file atomically (a temporary file beside it, fsynced, renamed over the name; a
-// device or FIFO is written in place); throws std::runtime_error naming the path and the OS
-// reason on failure, leaving no partial file.
-void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace prism::profiler

@@ -13,6 +13,9 @@
 namespace prism::profiler {
 
 namespace {
+// One session at a time. Also what orders a session's collection (stop_recording, before the
+// flag is cleared) before the next session's start (after it is set again): the recorder's
+// threads rely on it to recycle their buffers (recorder.cpp, rule 3).
 std::atomic<bool> g_session_active{false};
 
 double measure_clock_resolution_ns() {

@@ -7,7 +7,9 @@
 //     std::cout << prism::profiler::format_table(profile);
 //   }
 //
-// One session at a time per process; starting a second while one runs is an error.
+// One session at a time per process; starting a second while one runs is an error. Other
+// threads may keep recording while it starts and stops (recorder.h says what the profile then
+// holds); one Session object is used by one thread at a time.
 #pragma once
 
 #include <string>

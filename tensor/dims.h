@@ -79,4 +79,22 @@ class Dims {
   int n_ = 0;
 };
 
+// The sizes of a shape that may come from outside the program (a file header, a flag, a
+// caller), checked: every entry is non-negative, and the element count and the byte size of the
+// contiguous layout both fit in int64. The strides count too: a shape with a 0 in it holds no
+// elements, but its strides are still products of the other entries, so [0, 2^40, 2^40] is an
+// overflow (unchecked, signed overflow is undefined behaviour). The condition checked is
+//   prod_i max(shape[i], 1) * element_size <= 2^63 - 1,
+// which bounds numel, nbytes and every stride at once. A failure throws an Error that starts
+// with `what` ("empty", "safetensors 'w.st': tensor 'fc.weight'") and names the shape.
+struct ShapeSize {
+  int64_t numel = 0;
+  int64_t nbytes = 0;
+};
+ShapeSize checked_shape_size(const int64_t* shape, int n, int64_t element_size,
+                             const std::string& what);
+inline ShapeSize checked_shape_size(const Dims& shape, DType dtype, const std::string& what) {
+  return checked_shape_size(shape.data(), shape.size(), dtype_size(dtype), what);
+}
+
 }  // namespace prism

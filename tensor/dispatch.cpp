@@ -96,8 +96,10 @@ void check_cpu(const char* op, const Tensor& t) {
 
 Tensor empty_like_shape(const Dims& shape, DType dtype, Device device) {
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage =
-      Storage::allocate(shape.numel() * dtype_size(dtype), device, current_alloc_role());
+  // Every op's output is made here; its shape follows from the inputs, which a broadcast of
+  // expanded views can make absurd, so the size is checked before it is used.
+  const ShapeSize size = checked_shape_size(shape, dtype, "cannot allocate a tensor");
+  impl->storage = Storage::allocate(size.nbytes, device, current_alloc_role());
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

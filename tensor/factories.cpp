@@ -15,10 +15,9 @@ namespace prism {
 
 namespace {
 
-void check_shape(const char* op, const Dims& shape) {
-  for (int64_t s : shape) {
-    if (s < 0) throw Error(std::string(op) + ": negative size in shape " + shape.str());
-  }
+// Before the profile record opens: a bad shape is the caller's error, not a measured op.
+void check_shape(const char* op, const Dims& shape, DType dt) {
+  checked_shape_size(shape, dt, op);
 }
 
 profiler::Cost fill_cost(const Dims& shape, DType dt) {
@@ -45,7 +44,7 @@ void fill_values(void* p, int64_t n, DType dt, F& f) {
 // (a meta tensor is not filled: it has no data).
 template <class F>
 Tensor filled(const char* op, const Dims& shape, DType dt, F&& f) {
-  check_shape(op, shape);
+  check_shape(op, shape, dt);
   const Device device = default_device();
   detail::OpRecordScope rec(op, "", device, {}, [&] { return fill_cost(shape, dt); });
   Tensor t = detail::empty_like_shape(shape, dt, device);
@@ -76,7 +75,7 @@ Tensor from_values(const std::vector<T>& v, const Dims& shape) {
 }  // namespace
 
 Tensor empty(const Dims& shape, DType dtype) {
-  check_shape("empty", shape);
+  check_shape("empty", shape, dtype);
   detail::OpRecordScope rec("empty", "", default_device(), {}, [] { return profiler::Cost{}; });
   return detail::empty_like_shape(shape, dtype, default_device());
 }

@@ -7,6 +7,8 @@
 // They are ordinary ops: checked, costed (tensor/costs.h, docs/COSTS.md), dispatched through
 // the registry and recorded by the profiler, in whatever phase is current (optimizers set
 // Phase::optimizer). They are never recorded by autograd: an update is not differentiable.
+// Each bumps the version counter (Tensor::version) of every buffer it writes (param and the
+// state), so a graph that saved one of them earlier refuses its backward with an error.
 // The fused variant allocates nothing; per_tensor gets its temporaries as one scratch buffer
 // that the front end allocates inside the op's record, tagged temporary.
 //

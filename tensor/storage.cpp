@@ -3,6 +3,7 @@
 #include "kernels/gpu_runtime.h"
 #include "tensor/host_allocator.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -11,6 +12,7 @@ namespace prism {
 
 namespace {
 thread_local MemRole t_role = MemRole::activation;
+std::atomic<uint64_t> g_next_storage_id{1};  // Storage::id(): never reused
 }  // namespace
 
 thread_local Device t_device = Device::cpu;
@@ -33,6 +35,13 @@ AllocRole::AllocRole(MemRole role) : saved_(t_role) {
 AllocRole::~AllocRole() {
   t_role = saved_;
 }
+
+Storage::Storage(void* data, int64_t nbytes, Device device, MemRole role)
+    : data_(data),
+      nbytes_(nbytes),
+      device_(device),
+      role_(role),
+      id_(g_next_storage_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 std::shared_ptr<Storage> Storage::allocate(int64_t nbytes, Device device, MemRole role) {
   if (nbytes < 0) throw Error("allocate: negative size " + std::to_string(nbytes));

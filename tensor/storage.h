@@ -5,6 +5,7 @@
 // 64-byte aligned: a cache line, and the width of an AVX-512 register.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -29,13 +30,24 @@ class Storage {
   // Re-tags the buffer (a tensor created as an activation that becomes a parameter).
   void set_role(MemRole role);
 
+  // The version counter: how many times this buffer was modified in place (0 when allocated).
+  // Every view of the buffer shares it. Autograd records it when an op saves a tensor for
+  // backward and refuses the backward if it moved (tensor/autograd/saved.h).
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  // Counts one in-place modification. Every in-place op calls it (through Tensor::bump_version).
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // A number no other Storage of this process has (never reused, unlike an address): lets
+  // autograd tell that a saved tensor's buffer was swapped for another one.
+  uint64_t id() const { return id_; }
+
  private:
-  Storage(void* data, int64_t nbytes, Device device, MemRole role)
-      : data_(data), nbytes_(nbytes), device_(device), role_(role) {}
+  Storage(void* data, int64_t nbytes, Device device, MemRole role);
   void* data_;
   int64_t nbytes_;
   Device device_;
   MemRole role_;
+  uint64_t id_;
+  std::atomic<uint64_t> version_{0};
 };
 
 // The role new buffers get on this thread (default: activation). The autograd engine sets

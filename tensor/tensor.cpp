@@ -19,12 +19,48 @@ std::string Dims::str() const {
   return s + "]";
 }
 
+namespace {
+std::string shape_text(const int64_t* shape, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) {
+    if (i) s += ',';
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+}  // namespace
+
+ShapeSize checked_shape_size(const int64_t* shape, int n, int64_t element_size,
+                             const std::string& what) {
+  int64_t span = element_size;  // prod max(d, 1) * element_size: the largest stride in bytes
+  int64_t numel = 1;
+  bool overflow = false;
+  for (int i = 0; i < n; ++i) {
+    if (shape[i] < 0) {
+      throw Error(what + ": negative size " + std::to_string(shape[i]) + " in shape " +
+                  shape_text(shape, n));
+    }
+    overflow = overflow || __builtin_mul_overflow(span, std::max<int64_t>(shape[i], 1), &span);
+    if (!overflow) numel *= shape[i];  // numel <= span / element_size: no overflow here
+  }
+  if (overflow) {
+    throw Error(what + ": shape " + shape_text(shape, n) + " is too large: with " +
+                std::to_string(element_size) +
+                "-byte elements its size or strides exceed 2^63 - 1 bytes");
+  }
+  return {numel, numel * element_size};
+}
+
 Dims contiguous_strides(const Dims& shape) {
   Dims s = shape;
   int64_t acc = 1;
   for (int i = shape.size() - 1; i >= 0; --i) {
     s[i] = acc;
-    acc *= std::max<int64_t>(shape[i], 1);
+    // Shapes reach here checked (checked_shape_size) or as views of tensors that exist; the
+    // check stays because an overflow here would be undefined behaviour, not just a bad size.
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(shape[i], 1), &acc)) {
+      throw Error("shape " + shape.str() + " is too large: its strides overflow int64");
+    }
   }
   return s;
 }
@@ -334,6 +370,7 @@ Tensor Tensor::expand(const Dims& want) const {
     shp[i] = w;
     st[i] = (j < 0 || (have == 1 && w != 1)) ? 0 : strides()[j];
   }
+  checked_shape_size(shp, dtype(), "expand");  // a view's numel() must not overflow either
   Tensor out = make_view(*this, shp, st, offset());
   Dims base = shape();
   autograd::record(out, "expand", {this}, [base](const Tensor& g, autograd::Grads& grads) {

@@ -105,6 +105,14 @@ class Tensor {
   void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
   // A tensor sharing this one's data but cut from the graph (requires_grad false).
   Tensor detach() const;
+  // The version counter of this tensor's memory: how many in-place modifications it has had
+  // (0 when allocated). Shared by every view of the same storage (detach() included); a clone
+  // starts again at 0. A backward that would read a saved tensor whose version moved since the
+  // forward throws instead (docs/DESIGN.md, "Autograd").
+  int64_t version() const { return static_cast<int64_t>(storage()->version()); }
+  // Counts one in-place modification. The in-place ops (sgd_update_, adam_update_) call it; call
+  // it yourself after writing into a tensor through data<T>().
+  void bump_version() const { storage()->bump_version(); }
 
   // ---- misc ------------------------------------------------------------------------------------
   std::string str() const;  // the printed form, as in operator<<

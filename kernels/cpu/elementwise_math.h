@@ -14,7 +14,9 @@ struct Exp { template <class T> T operator()(T x) const { return std::exp(x); } 
 struct Log { template <class T> T operator()(T x) const { return std::log(x); } };
 struct Sqrt { template <class T> T operator()(T x) const { return std::sqrt(x); } };
 struct Tanh { template <class T> T operator()(T x) const { return std::tanh(x); } };
-struct Relu { template <class T> T operator()(T x) const { return x > T(0) ? x : T(0); } };
+// !(x <= 0) rather than x > 0: a NaN passes through, as IEEE arithmetic and PyTorch do, instead
+// of becoming a harmless-looking 0 that hides a diverged layer.
+struct Relu { template <class T> T operator()(T x) const { return !(x <= T(0)) ? x : T(0); } };
 
 // sigmoid(x) = 1 / (1 + e^-x), written so that neither branch overflows for large |x|.
 struct Sigmoid {

@@ -72,10 +72,10 @@ struct Tanh {
     return dtanh(x);
   }
 };
-struct Relu {
+struct Relu {  // NaN passes through, as on the CPU (kernels/cpu/elementwise_math.h)
   template <class T>
   __device__ T operator()(T x) const {
-    return x > T(0) ? x : T(0);
+    return !(x <= T(0)) ? x : T(0);
   }
 };
 

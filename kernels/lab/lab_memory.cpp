@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "kernels/gpu_runtime.h"
@@ -34,6 +37,43 @@ ManagedTable& managed() {
   return *t;
 }
 
+// MemAvailable from /proc/meminfo (the kernel's estimate of what can be allocated without
+// swapping), in bytes; -1 where it cannot be read.
+int64_t available_host_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return -1;
+}
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / double(int64_t{1} << 30));
+  return buf;
+}
+
+// A lab size the machine cannot hold is refused before the allocation, with the figures: with
+// Linux's overcommit an allocation larger than memory can succeed and the process is then
+// killed as it fills the buffer, which is far worse than an error.
+void* host_allocate(size_t n) {
+  const int64_t available = available_host_bytes();
+  if (available >= 0 && static_cast<int64_t>(n) > available) {
+    throw Error("this size needs a buffer of " + gib(static_cast<double>(n)) + ", more than the " +
+                gib(static_cast<double>(available)) +
+                " of memory this machine has available: choose a smaller size");
+  }
+  try {
+    return ::operator new(n, kHostAlign);
+  } catch (const std::bad_alloc&) {
+    throw Error("out of memory allocating a buffer of " + gib(static_cast<double>(n)) +
+                ": choose a smaller size");
+  }
+}
+
 }  // namespace
 
 Device lab_device() {
@@ -46,7 +86,7 @@ void set_lab_device(Device d) {
 
 void* lab_allocate(size_t nbytes) {
   const size_t n = std::max<size_t>(nbytes, 1);
-  if (lab_device() != Device::cuda) return ::operator new(n, kHostAlign);
+  if (lab_device() != Device::cuda) return host_allocate(n);
   void* p = kernels::gpu::allocate_managed(n);  // 256-byte aligned; throws when it cannot
   ManagedTable& t = managed();
   std::lock_guard lock(t.mu);

@@ -25,11 +25,9 @@ std::string ExampleSpec::str() const {
 }
 
 Tensor make_data_tensor(const Dims& shape, DType dtype) {
-  for (int64_t s : shape) {
-    if (s < 0) throw Error("data: negative size in shape " + shape.str());
-  }
+  const ShapeSize size = checked_shape_size(shape, dtype, "data");
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = Storage::allocate(shape.numel() * dtype_size(dtype), Device::cpu, MemRole::data);
+  impl->storage = Storage::allocate(size.nbytes, Device::cpu, MemRole::data);
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);
   impl->dtype = dtype;

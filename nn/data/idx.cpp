@@ -75,7 +75,15 @@ class GzFile {
   }
 
   bool compressed() const { return gzdirect(file_) == 0; }
+  // The file's size on disk (compressed, for a .gz file).
+  int64_t disk_bytes() const {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(path_, ec);
+    if (ec) fail("cannot read its size: " + ec.message());
+    return static_cast<int64_t>(n);
+  }
   [[noreturn]] void fail(const std::string& what) const { throw Error(path_ + ": " + what); }
+  const std::string& path() const { return path_; }
 
  private:
   void check_stream() {
@@ -132,16 +140,30 @@ Dims read_header(GzFile& f, int want_ndim, const char* kind, int64_t& data_bytes
            " bytes, expected " + std::to_string(4 + want));
   }
   Dims dims;
-  data_bytes = 1;
-  for (int d = 0; d < want_ndim; ++d) {
-    const uint32_t v = big_endian_u32(raw + 4 * d);
-    dims.push_back(v);
-    // Guard the product: a garbage header must not ask for petabytes.
-    if (v != 0 && data_bytes > (int64_t{1} << 40) / v) {
-      f.fail("header dims " + dims.str() +
-             "... describe an implausibly large array; is the file corrupt?");
-    }
-    data_bytes *= v;
+  for (int d = 0; d < want_ndim; ++d) dims.push_back(big_endian_u32(raw + 4 * d));
+  // Three uint32 dims can claim 2^96 bytes: checked arithmetic first, then the claim against
+  // what the file can hold, all before anything is allocated.
+  const std::string claim =
+      std::string(kind == std::string("image") ? "images" : "labels") + " of dims " + dims.str();
+  data_bytes = checked_shape_size(dims, DType::i64, f.path() + ": header").numel;
+  const int64_t header_bytes = 4 + 4 * want_ndim;
+  const int64_t disk = f.disk_bytes();
+  if (!f.compressed() && data_bytes != disk - header_bytes) {
+    f.fail("the header claims " + claim + ", " + std::to_string(data_bytes) +
+           " data bytes, but the file has " + std::to_string(disk - header_bytes) +
+           " bytes after its " + std::to_string(header_bytes) + "-byte header (" +
+           std::to_string(disk) + " bytes in all): " +
+           (data_bytes > disk - header_bytes ? "truncated, or the header is corrupt"
+                                             : "extra bytes, or the header is corrupt"));
+  }
+  // Deflate cannot expand data more than 1032:1 (a 258-byte match in about 2 bits), so a gzip
+  // file of n bytes holds at most 1032 n bytes: a tiny file cannot make us allocate gigabytes.
+  constexpr int64_t kMaxDeflateRatio = 1032;
+  if (f.compressed() && data_bytes > kMaxDeflateRatio * disk) {
+    f.fail("the header claims " + claim + ", " + std::to_string(data_bytes) +
+           " data bytes, but a gzip file of " + std::to_string(disk) +
+           " bytes decompresses to at most " + std::to_string(kMaxDeflateRatio * disk) +
+           ": truncated, or the header is corrupt");
   }
   return dims;
 }
@@ -166,6 +188,16 @@ void expect_data(GzFile& f, size_t got, const Dims& dims, int64_t data_bytes) {
   }
 }
 
+// The data tensor for a checked header; out of memory names the file.
+Tensor allocate_data(const GzFile& f, const Dims& dims, DType dtype) {
+  try {
+    return make_data_tensor(dims, dtype);
+  } catch (const Error& e) {
+    f.fail(std::string("cannot hold its data ") + dims.str() + " " + dtype_name(dtype) + ": " +
+           e.what());
+  }
+}
+
 }  // namespace
 
 Tensor read_idx_images(const std::string& path, PixelNorm norm) {
@@ -175,7 +207,7 @@ Tensor read_idx_images(const std::string& path, PixelNorm norm) {
   GzFile f(path);
   int64_t bytes = 0;
   const Dims dims = read_header(f, 3, "image", bytes);
-  Tensor out = make_data_tensor(dims, DType::f32);
+  Tensor out = allocate_data(f, dims, DType::f32);
   // One table lookup per pixel: lut[v] = (v / 255 - mean) / std, computed once per value.
   float lut[256];
   for (int v = 0; v < 256; ++v) lut[v] = (static_cast<float>(v) / 255.0f - norm.mean) / norm.std;
@@ -201,7 +233,7 @@ Tensor read_idx_labels(const std::string& path) {
   std::vector<unsigned char> raw(static_cast<size_t>(bytes));
   expect_data(f, f.read(raw.data(), raw.size()), dims, bytes);
   expect_end(f, dims, bytes);
-  Tensor out = make_data_tensor(dims, DType::i64);
+  Tensor out = allocate_data(f, dims, DType::i64);
   int64_t* dst = out.data<int64_t>();
   for (size_t i = 0; i < raw.size(); ++i) dst[i] = raw[i];
   return out;

@@ -2,7 +2,9 @@
 //
 // 1. Walk the graph from the root's node and count, for every node, how many gradient
 //    contributions it will receive (one per edge that points at it). A node freed by an earlier
-//    backward is found here, before any work is done, so a refused call changes nothing.
+//    backward, or one whose saved tensors were modified in place since its forward
+//    (tensor/autograd/saved.h), is found here, before any work is done, so a refused call
+//    changes nothing.
 // 2. Start with the root's node and the root gradient. A node runs once all of its
 //    contributions have arrived (they are summed first); its input gradients flow along its
 //    edges: into the producing node's pending sum, or into a leaf's .grad.
@@ -99,6 +101,7 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
                   ": backward through a graph that was already freed; call "
                   "backward(grad, /*retain_graph=*/true) the first time to go through it again");
     }
+    n->check_saved();
     for (const Edge& e : n->next()) {
       if (!e.fn) continue;
       auto [it, first] = deps.try_emplace(e.fn.get(), 0);

@@ -4,14 +4,17 @@
 // The graph is built while the forward runs (define-by-run): each tracked op's output points
 // to its node (TensorImpl::grad_fn), and each node points to where its inputs' gradients go
 // (`next`: the node that made the input, or the input itself if it is a leaf). Nodes hold what
-// backward needs (inputs or outputs, captured in the backward function) until backward frees
-// them. A node never holds its own output through a graph link, so there are no cycles.
+// backward needs until backward frees it: the tensors as SavedTensors (inputs, outputs, buffers
+// of the op's own: tensor/autograd/saved.h, checked against in-place modification), everything
+// else (shapes, geometry) captured in the backward function. A node never holds its own output
+// through a graph link (a saved output is a detached view), so there are no cycles.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "tensor/autograd/saved.h"
 #include "tensor/tensor.h"
 
 namespace prism::autograd {
@@ -35,6 +38,9 @@ class Grads {
   // ("matmul.dA"); it must be a string literal.
   template <class F>
   void set(int i, const char* label, F&& f);
+  // Saved tensor i, in the order the op's record() call listed them (undefined if the op saved
+  // an undefined tensor there).
+  const Tensor& saved(int i) const;
 
  private:
   const Node& node_;
@@ -59,15 +65,30 @@ class Node {
   int32_t scope() const { return scope_; }
   bool released() const { return released_; }
 
+  // At most this many tensors per node (attention saves q, k, v, out and lse). Inline, so a
+  // node that saves tensors allocates nothing more.
+  static constexpr int kMaxSaved = 5;
+  // Keeps `t` for backward (record() calls it).
+  void save(Tensor t, const SaveSpec& spec);
+  int num_saved() const { return num_saved_; }
+  const SavedTensor& saved(int i) const;
+  // Throws a prism::Error naming the op if a saved tensor was modified in place since the
+  // forward (SavedTensor::check). The engine calls it on every node before running any.
+  void check_saved() const;
+
   // Gradients of the inputs (undefined where an input needs none).
   std::vector<Tensor> apply(const Tensor& grad_out);
   // Frees everything saved for backward; a later apply is an error.
   void release();
 
  private:
+  void drop_saved();
+
   const char* op_;
   BackwardFn fn_;
   std::vector<Edge> next_;
+  SavedTensor saved_[kMaxSaved];
+  int num_saved_ = 0;
   int32_t scope_;  // profiler scope of the forward call: backward ops are attributed there
   bool released_ = false;
 };
@@ -75,6 +96,21 @@ class Node {
 // Records `fn` as the backward of `out` = op(inputs) when grad mode is on and some input
 // requires grad; does nothing otherwise. Called by every differentiable op's front end.
 // (A template, so the std::function, a heap allocation, is only built when it is needed.)
+//
+// `saved` lists the tensors backward reads, named for errors, which `fn` gets back with
+// gr.saved(i): a backward function keeps tensors this way, never by capturing them, so that a
+// tensor modified in place between forward and backward is refused with an error instead of
+// giving a wrong gradient (tensor/autograd/saved.h). Nothing is saved when nothing is recorded.
+// A saved `out` is kept as a detached view (no cycle through its grad_fn).
+//
+//   autograd::record(out, "exp", {&x}, {autograd::output(out)},
+//                    [](const Tensor& g, autograd::Grads& gr) {
+//                      gr.set(0, "exp.dx", [&] { return mul(g, gr.saved(0)); });
+//                    });
+template <class F>
+void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
+            std::initializer_list<SaveSpec> saved, F&& fn);
+// The same for an op whose backward needs no tensor.
 template <class F>
 void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs, F&& fn);
 void record(Tensor& out, const char* op, const std::vector<Tensor>& inputs, BackwardFn fn);
@@ -83,7 +119,7 @@ bool should_record(std::initializer_list<const Tensor*> inputs);
 
 // The non-template part of record(); call record() instead.
 void attach_node(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
-                 BackwardFn fn);
+                 std::initializer_list<SaveSpec> saved, BackwardFn fn);
 
 // Runs backward from `root` (tensor/autograd/engine.cpp).
 void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);
@@ -91,6 +127,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);
 }  // namespace prism::autograd
 
 #include "profiler/recorder.h"
+#include "tensor/autograd/anomaly.h"
 
 namespace prism::autograd {
 
@@ -98,9 +135,19 @@ inline bool Grads::needs(int i) const {
   return i < static_cast<int>(node_.next().size()) && node_.next()[static_cast<size_t>(i)].active();
 }
 
+inline const Tensor& Grads::saved(int i) const {
+  return node_.saved(i).tensor();
+}
+
+template <class F>
+void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
+            std::initializer_list<SaveSpec> saved, F&& fn) {
+  if (should_record(inputs)) attach_node(out, op, inputs, saved, BackwardFn(std::forward<F>(fn)));
+}
+
 template <class F>
 void record(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs, F&& fn) {
-  if (should_record(inputs)) attach_node(out, op, inputs, BackwardFn(std::forward<F>(fn)));
+  if (should_record(inputs)) attach_node(out, op, inputs, {}, BackwardFn(std::forward<F>(fn)));
 }
 
 template <class F>
@@ -108,6 +155,7 @@ void Grads::set(int i, const char* label, F&& f) {
   if (!needs(i)) return;
   profiler::GradOfGuard g(label);
   out_[static_cast<size_t>(i)] = f();
+  if (detecting_non_finite()) check_finite(out_[static_cast<size_t>(i)], label, "backward");
 }
 
 }  // namespace prism::autograd

@@ -217,19 +217,21 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
   AttentionResult r;
   r.out = three_d ? out4.squeeze(0) : out4;
   r.lse = three_d ? lse3.squeeze(0) : lse3;
-  autograd::record(
-      r.out, "attention", {&q, &k, &v},
-      [s, q4, k4, v4, out4 = out4.detach(), lse3, three_d](const Tensor& g, autograd::Grads& gr) {
-        QkvGrads d;
-        {
-          profiler::GradOfGuard label("attention.dqkv");
-          d = attention_backward(s, q4, k4, v4, out4, lse3, three_d ? g.unsqueeze(0) : g);
-        }
-        auto back = [three_d](const Tensor& t) { return three_d ? t.squeeze(0) : t; };
-        gr.set(0, "attention.dq", [&] { return back(d.dq); });
-        gr.set(1, "attention.dk", [&] { return back(d.dk); });
-        gr.set(2, "attention.dv", [&] { return back(d.dv); });
-      });
+  autograd::record(r.out, "attention", {&q, &k, &v},
+                   {autograd::input(q4, 0), autograd::input(k4, 1), autograd::input(v4, 2),
+                    autograd::output(out4), autograd::output(lse3, "lse")},
+                   [s, three_d](const Tensor& g, autograd::Grads& gr) {
+                     QkvGrads d;
+                     {
+                       profiler::GradOfGuard label("attention.dqkv");
+                       d = attention_backward(s, gr.saved(0), gr.saved(1), gr.saved(2), gr.saved(3),
+                                              gr.saved(4), three_d ? g.unsqueeze(0) : g);
+                     }
+                     auto back = [three_d](const Tensor& t) { return three_d ? t.squeeze(0) : t; };
+                     gr.set(0, "attention.dq", [&] { return back(d.dq); });
+                     gr.set(1, "attention.dk", [&] { return back(d.dk); });
+                     gr.set(2, "attention.dv", [&] { return back(d.dv); });
+                   });
   return r;
 }
 

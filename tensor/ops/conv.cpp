@@ -199,10 +199,10 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
   Tensor saved_w = x.requires_grad() ? wc : Tensor();
   autograd::record(
       out, "conv2d", {&x, &weight, &bias},
-      [saved_x, saved_w, xs = x.shape(), ws = weight.shape(), g](const Tensor& dy,
-                                                                 autograd::Grads& gr) {
-        gr.set(0, "conv2d.dx", [&] { return conv2d_backward_input(dy, saved_w, xs, g); });
-        gr.set(1, "conv2d.dw", [&] { return conv2d_backward_weight(dy, saved_x, ws, g); });
+      {autograd::input(saved_x, 0), autograd::input(saved_w, 1)},
+      [xs = x.shape(), ws = weight.shape(), g](const Tensor& dy, autograd::Grads& gr) {
+        gr.set(0, "conv2d.dx", [&] { return conv2d_backward_input(dy, gr.saved(1), xs, g); });
+        gr.set(1, "conv2d.dw", [&] { return conv2d_backward_weight(dy, gr.saved(0), ws, g); });
         // Summing H, W first reads dy in memory order; sum over {0, 2, 3} at once would
         // first copy dy to [O, N, H, W] order (3-4x slower for a LeNet conv).
         gr.set(2, "conv2d.db", [&] { return sum(sum(dy, {2, 3}), {0}); });

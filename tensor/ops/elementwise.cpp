@@ -100,30 +100,43 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_mul, a, b, 1);
-  autograd::record(out, "mul", {&a, &b}, [a, b](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "mul.da", [&] { return sum_to(mul(g, b), a.shape()); });
-    gr.set(1, "mul.db", [&] { return sum_to(mul(g, a), b.shape()); });
-  });
+  autograd::record(out, "mul", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     const Tensor& sa = gr.saved(0);
+                     const Tensor& sb = gr.saved(1);
+                     gr.set(0, "mul.da", [&] { return sum_to(mul(g, sb), sa.shape()); });
+                     gr.set(1, "mul.db", [&] { return sum_to(mul(g, sa), sb.shape()); });
+                   });
   return out;
 }
 
 // d(a/b)/da = 1/b;  d(a/b)/db = -a/b^2 = -(a/b)/b
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_div, a, b, 1);
-  autograd::record(out, "div", {&a, &b}, [sa = a.shape(), b, y = out.detach()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "div.da", [&] { return sum_to(div(g, b), sa); });
-    gr.set(1, "div.db", [&] { return sum_to(neg(mul(g, div(y, b))), b.shape()); });
-  });
+  autograd::record(out, "div", {&a, &b}, {autograd::input(b, 1), autograd::output(out)},
+                   [a_shape = a.shape()](const Tensor& g, autograd::Grads& gr) {
+                     const Tensor& sb = gr.saved(0);
+                     const Tensor& y = gr.saved(1);
+                     gr.set(0, "div.da", [&] { return sum_to(div(g, sb), a_shape); });
+                     gr.set(1, "div.db",
+                            [&] { return sum_to(neg(mul(g, div(y, sb))), sb.shape()); });
+                   });
   return out;
 }
 
 // d(a^b)/da = b a^(b-1);  d(a^b)/db = a^b ln a
 Tensor pow(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_pow, a, b, 1);
-  autograd::record(out, "pow", {&a, &b}, [a, b, y = out.detach()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "pow.da", [&] { return sum_to(mul(g, mul(b, pow(a, sub(b, like(1, b))))), a.shape()); });
-    gr.set(1, "pow.db", [&] { return sum_to(mul(g, mul(y, log(a))), b.shape()); });
-  });
+  autograd::record(
+      out, "pow", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1), autograd::output(out)},
+      [](const Tensor& g, autograd::Grads& gr) {
+        const Tensor& sa = gr.saved(0);
+        const Tensor& sb = gr.saved(1);
+        const Tensor& y = gr.saved(2);
+        gr.set(0, "pow.da",
+               [&] { return sum_to(mul(g, mul(sb, pow(sa, sub(sb, like(1, sb))))), sa.shape()); });
+        gr.set(1, "pow.db", [&] { return sum_to(mul(g, mul(y, log(sa))), sb.shape()); });
+      });
   return out;
 }
 
@@ -140,58 +153,66 @@ Tensor neg(const Tensor& x) {
 // d e^x = e^x: the saved output is the gradient's factor.
 Tensor exp(const Tensor& x) {
   Tensor out = unary_forward(op_exp, x, 1);
-  autograd::record(out, "exp", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "exp.dx", [&] { return mul(g, y); });
-  });
+  autograd::record(out, "exp", {&x}, {autograd::output(out)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "exp.dx", [&] { return mul(g, gr.saved(0)); });
+                   });
   return out;
 }
 
 Tensor log(const Tensor& x) {
   Tensor out = unary_forward(op_log, x, 1);
-  autograd::record(out, "log", {&x}, [x](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "log.dx", [&] { return div(g, x); });
-  });
+  autograd::record(out, "log", {&x}, {autograd::input(x, 0)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "log.dx", [&] { return div(g, gr.saved(0)); });
+                   });
   return out;
 }
 
 // d sqrt(x) = 1 / (2 sqrt(x))
 Tensor sqrt(const Tensor& x) {
   Tensor out = unary_forward(op_sqrt, x, 1);
-  autograd::record(out, "sqrt", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "sqrt.dx", [&] { return div(g, mul(y, like(2, y))); });
-  });
+  autograd::record(out, "sqrt", {&x}, {autograd::output(out)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     const Tensor& y = gr.saved(0);
+                     gr.set(0, "sqrt.dx", [&] { return div(g, mul(y, like(2, y))); });
+                   });
   return out;
 }
 
 Tensor relu(const Tensor& x) {
   Tensor out = unary_forward(op_relu, x, 1);
-  autograd::record(out, "relu", {&x}, [x](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "relu.dx", [&] { return binary_forward(op_relu_bw, x, g, 1); });
-  });
+  autograd::record(
+      out, "relu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
+        gr.set(0, "relu.dx", [&] { return binary_forward(op_relu_bw, gr.saved(0), g, 1); });
+      });
   return out;
 }
 
 Tensor gelu(const Tensor& x) {
   Tensor out = unary_forward(op_gelu, x, 8);
-  autograd::record(out, "gelu", {&x}, [x](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "gelu.dx", [&] { return binary_forward(op_gelu_bw, x, g, 16); });
-  });
+  autograd::record(
+      out, "gelu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
+        gr.set(0, "gelu.dx", [&] { return binary_forward(op_gelu_bw, gr.saved(0), g, 16); });
+      });
   return out;
 }
 
 Tensor tanh(const Tensor& x) {
   Tensor out = unary_forward(op_tanh, x, 1);
-  autograd::record(out, "tanh", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "tanh.dx", [&] { return binary_forward(op_tanh_bw, y, g, 3); });
-  });
+  autograd::record(
+      out, "tanh", {&x}, {autograd::output(out)}, [](const Tensor& g, autograd::Grads& gr) {
+        gr.set(0, "tanh.dx", [&] { return binary_forward(op_tanh_bw, gr.saved(0), g, 3); });
+      });
   return out;
 }
 
 Tensor sigmoid(const Tensor& x) {
   Tensor out = unary_forward(op_sigmoid, x, 3);
-  autograd::record(out, "sigmoid", {&x}, [y = out.detach()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "sigmoid.dx", [&] { return binary_forward(op_sigmoid_bw, y, g, 3); });
-  });
+  autograd::record(
+      out, "sigmoid", {&x}, {autograd::output(out)}, [](const Tensor& g, autograd::Grads& gr) {
+        gr.set(0, "sigmoid.dx", [&] { return binary_forward(op_sigmoid_bw, gr.saved(0), g, 3); });
+      });
   return out;
 }
 

@@ -122,14 +122,15 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
       case DType::i64: run(int64_t{}); break;
     }
   }
-  autograd::record(out, "gather", {&x}, [xs = x.shape(), d, index](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "gather.dx", [&] {
-      DefaultDevice on(g.device());
-      Tensor z = zeros(xs, g.dtype());
-      detail::scatter_add_into(z, d, index, g);
-      return z;
-    });
-  });
+  autograd::record(out, "gather", {&x}, {autograd::input(index, 1, "index")},
+                   [xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "gather.dx", [&] {
+                       DefaultDevice on(g.device());
+                       Tensor z = zeros(xs, g.dtype());
+                       detail::scatter_add_into(z, d, gr.saved(0), g);
+                       return z;
+                     });
+                   });
   return out;
 }
 
@@ -161,23 +162,28 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
       case DType::i64: run_index_select<int64_t>(k, xc, ic, out, outer, n, inner, d); break;
     }
   }
-  autograd::record(out, "index_select", {&x}, [xs = x.shape(), d, index](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "index_select.dx", [&] {
-      int64_t o, nn, in;
-      split3(xs, d, o, nn, in);
-      Tensor gc = g.contiguous();
-      Tensor ic = index.contiguous();
-      const auto& kk = op_index_add.kernel(g.device(), g.dtype());
-      detail::OpRecordScope rec("index_add", kk.name.c_str(), g.device(), {&g, &index}, [&] {
-        return profiler::Cost{g.numel(), 0, index.nbytes() + 3 * g.nbytes()};
-      });
-      DefaultDevice on(g.device());
-      Tensor z = zeros(xs, g.dtype());
-      if (g.dtype() == DType::f32) run_index_select<float>(kk, gc, ic, z, o, nn, in, d);
-      else run_index_select<double>(kk, gc, ic, z, o, nn, in, d);
-      return z;
-    });
-  });
+  autograd::record(out, "index_select", {&x}, {autograd::input(index, 1, "index")},
+                   [xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "index_select.dx", [&] {
+                       const Tensor& idx = gr.saved(0);
+                       int64_t o, nn, in;
+                       split3(xs, d, o, nn, in);
+                       Tensor gc = g.contiguous();
+                       Tensor ic = idx.contiguous();
+                       const auto& kk = op_index_add.kernel(g.device(), g.dtype());
+                       detail::OpRecordScope rec(
+                           "index_add", kk.name.c_str(), g.device(), {&g, &idx}, [&] {
+                             return profiler::Cost{g.numel(), 0, idx.nbytes() + 3 * g.nbytes()};
+                           });
+                       DefaultDevice on(g.device());
+                       Tensor z = zeros(xs, g.dtype());
+                       if (g.dtype() == DType::f32)
+                         run_index_select<float>(kk, gc, ic, z, o, nn, in, d);
+                       else
+                         run_index_select<double>(kk, gc, ic, z, o, nn, in, d);
+                       return z;
+                     });
+                   });
   return out;
 }
 

@@ -153,14 +153,17 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   Tensor saved_x = weight.requires_grad() ? x2.reshape({rows, in}) : Tensor();
   Tensor saved_w = x.requires_grad() ? w : Tensor();
   autograd::record(result, "linear_gelu", {&x, &weight, &bias},
-                   [z, saved_x, saved_w, xs = x.shape()](const Tensor& g, autograd::Grads& gr) {
+                   {autograd::input(saved_x, 0), autograd::input(saved_w, 1),
+                    autograd::internal(z, "pre-activation")},
+                   [xs = x.shape()](const Tensor& g, autograd::Grads& gr) {
                      Tensor dz;
                      {
                        profiler::GradOfGuard label("linear_gelu.dz");
-                       dz = gelu_grad(z, g);
+                       dz = gelu_grad(gr.saved(2), g);
                      }
-                     gr.set(0, "linear_gelu.dx", [&] { return matmul(dz, saved_w).reshape(xs); });
-                     gr.set(1, "linear_gelu.dw", [&] { return matmul(dz.t(), saved_x); });
+                     gr.set(0, "linear_gelu.dx",
+                            [&] { return matmul(dz, gr.saved(1)).reshape(xs); });
+                     gr.set(1, "linear_gelu.dw", [&] { return matmul(dz.t(), gr.saved(0)); });
                      gr.set(2, "linear_gelu.db", [&] { return sum(dz, {0}); });
                    });
   return result;

@@ -156,10 +156,19 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
       run_forward<double>(k, p, loss, lse, workspace);
   }
   if (saves) {
-    autograd::record(
-        loss, op_cross_entropy.name(), {&logits}, [p, lse](const Tensor& g, autograd::Grads& gr) {
-          gr.set(0, "cross_entropy.dlogits", [&] { return cross_entropy_backward(g, p, lse); });
-        });
+    // The tensors are saved with the node; the lambda keeps only the sizes.
+    autograd::record(loss, op_cross_entropy.name(), {&logits},
+                     {autograd::input(p.logits, 0), autograd::input(p.target, 1, "target"),
+                      autograd::internal(lse, "lse")},
+                     [sizes = Problem{Tensor(), Tensor(), p.rows, p.cols, p.scale}](
+                         const Tensor& g, autograd::Grads& gr) {
+                       gr.set(0, "cross_entropy.dlogits", [&] {
+                         Problem q = sizes;
+                         q.logits = gr.saved(0);
+                         q.target = gr.saved(1);
+                         return cross_entropy_backward(g, q, gr.saved(2));
+                       });
+                     });
   }
   return loss;
 }

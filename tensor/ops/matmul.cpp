@@ -131,27 +131,30 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() == 1) out = out.squeeze(out.dim() == 1 ? 0 : -2);
   // dA = g @ B^T and dB = A^T @ g, each summed back over broadcast batch dims. Vectors are
   // handled by giving g the promoted 2-D shape again.
-  autograd::record(out, "matmul", {&a, &b}, [a, b](const Tensor& g0, autograd::Grads& gr) {
-    Tensor A = a.dim() == 1 ? a.unsqueeze(0) : a;
-    Tensor B = b.dim() == 1 ? b.unsqueeze(1) : b;
-    Tensor g = g0;
-    if (b.dim() == 1) g = g.unsqueeze(-1);
-    if (a.dim() == 1) g = g.unsqueeze(g.dim() == 1 ? 0 : -2);
-    // A gradient is made in its operand's layout: for a transposed view (a Linear layer's
-    // weight.t()), dB = (g^T A)^T is computed as a contiguous g^T A and handed back transposed,
-    // so the transpose's own backward turns it into a plain contiguous gradient again and the
-    // leaf keeps it without a copy.
-    gr.set(0, "matmul.dA", [&] {
-      if (is_transposed(A) && A.dim() == 2 && g.dim() == 2)
-        return matmul(B, g.t()).t().reshape(a.shape());
-      return sum_to(matmul(g, B.transpose(-1, -2)), A.shape()).reshape(a.shape());
-    });
-    gr.set(1, "matmul.dB", [&] {
-      if (is_transposed(B) && B.dim() == 2 && g.dim() == 2)
-        return matmul(g.t(), A).t().reshape(b.shape());
-      return sum_to(matmul(A.transpose(-1, -2), g), B.shape()).reshape(b.shape());
-    });
-  });
+  autograd::record(out, "matmul", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1)},
+                   [](const Tensor& g0, autograd::Grads& gr) {
+                     const Tensor& sa = gr.saved(0);
+                     const Tensor& sb = gr.saved(1);
+                     Tensor A = sa.dim() == 1 ? sa.unsqueeze(0) : sa;
+                     Tensor B = sb.dim() == 1 ? sb.unsqueeze(1) : sb;
+                     Tensor g = g0;
+                     if (sb.dim() == 1) g = g.unsqueeze(-1);
+                     if (sa.dim() == 1) g = g.unsqueeze(g.dim() == 1 ? 0 : -2);
+                     // A gradient is made in its operand's layout: for a transposed view (a Linear
+                     // layer's weight.t()), dB = (g^T A)^T is computed as a contiguous g^T A and
+                     // handed back transposed, so the transpose's own backward turns it into a
+                     // plain contiguous gradient again and the leaf keeps it without a copy.
+                     gr.set(0, "matmul.dA", [&] {
+                       if (is_transposed(A) && A.dim() == 2 && g.dim() == 2)
+                         return matmul(B, g.t()).t().reshape(sa.shape());
+                       return sum_to(matmul(g, B.transpose(-1, -2)), A.shape()).reshape(sa.shape());
+                     });
+                     gr.set(1, "matmul.dB", [&] {
+                       if (is_transposed(B) && B.dim() == 2 && g.dim() == 2)
+                         return matmul(g.t(), A).t().reshape(sb.shape());
+                       return sum_to(matmul(A.transpose(-1, -2), g), B.shape()).reshape(sb.shape());
+                     });
+                   });
   return out;
 }
 

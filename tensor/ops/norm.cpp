@@ -110,7 +110,8 @@ void run_forward(const kernels::KernelEntry& k, const RowsView& r, const Tensor&
   k.get<kernels::LayerNormArgs, T>()(a);
 }
 
-// What backward needs, captured by the autograd node.
+// What backward needs: its tensors are saved with the autograd node (SavedTensor), the rest is
+// captured by the backward function, and backward puts the two together again.
 struct Saved {
   RowsView x;  // the forward's [rows, cols] view of x
   Tensor weight, mean, rstd;
@@ -192,9 +193,18 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     }
   }
   if (saves) {
-    Saved s{r, w, mean, rstd, x.shape()};
+    // The tensors are saved with the node; the lambda keeps the sizes and strides.
+    Saved sizes{r, Tensor(), Tensor(), Tensor(), x.shape()};
+    sizes.x.v = Tensor();
     autograd::record(out, op_layer_norm.name(), {&x, &weight, &bias},
-                     [s = std::move(s)](const Tensor& g, autograd::Grads& gr) {
+                     {autograd::input(r.v, 0), autograd::input(w, 1, "weight"),
+                      autograd::internal(mean, "mean"), autograd::internal(rstd, "rstd")},
+                     [sizes = std::move(sizes)](const Tensor& g, autograd::Grads& gr) {
+                       Saved s = sizes;
+                       s.x.v = gr.saved(0);
+                       s.weight = gr.saved(1);
+                       s.mean = gr.saved(2);
+                       s.rstd = gr.saved(3);
                        Grads3 d;
                        {
                          profiler::GradOfGuard label("layer_norm.dx,dw,db");

@@ -5,7 +5,9 @@
 // run the kernel on the buffers in place. The fused default allocates nothing; the unfused
 // "per_tensor" variant (tag naive) gets its temporaries as one scratch buffer allocated inside
 // the record and tagged temporary, so the profile shows what fusion saves. Nothing is recorded
-// for autograd. The optimizer calling these sets the profiler phase to `optimizer`.
+// for autograd, but every buffer written has its version counter bumped (Tensor::version), so
+// a graph that saved one of them before the update refuses its backward instead of computing a
+// wrong gradient. The optimizer calling these sets the profiler phase to `optimizer`.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -153,6 +155,8 @@ void sgd_update_(const Tensor& param, const Tensor& grad, const Tensor& velocity
     run_sgd<float>(k, param, grad, vel, h, ws);
   else
     run_sgd<double>(k, param, grad, vel, h, ws);
+  param.bump_version();
+  if (vel.defined()) vel.bump_version();
 }
 
 void adam_update_(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
@@ -187,6 +191,9 @@ void adam_update_(const Tensor& param, const Tensor& grad, const Tensor& m, cons
     run_adam<float>(k, param, grad, m, v, h, ws);
   else
     run_adam<double>(k, param, grad, m, v, h, ws);
+  param.bump_version();
+  m.bump_version();
+  v.bump_version();
 }
 
 }  // namespace prism

@@ -122,10 +122,11 @@ Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding) {
   const PoolGeometry g = check_pool("max_pool2d", x, kernel, stride, padding);
   Tensor index;
   Tensor out = pool_forward(op_max_pool, x, g, &index);
-  autograd::record(
-      out, "max_pool2d", {&x}, [index, xs = x.shape(), g](const Tensor& dy, autograd::Grads& gr) {
-        gr.set(0, "max_pool2d.dx", [&] { return pool_backward(op_max_pool_bw, dy, xs, g, index); });
-      });
+  autograd::record(out, "max_pool2d", {&x}, {autograd::internal(index, "argmax")},
+                   [xs = x.shape(), g](const Tensor& dy, autograd::Grads& gr) {
+                     gr.set(0, "max_pool2d.dx",
+                            [&] { return pool_backward(op_max_pool_bw, dy, xs, g, gr.saved(0)); });
+                   });
   return out;
 }
 

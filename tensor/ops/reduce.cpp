@@ -154,15 +154,16 @@ Tensor max(const Tensor& x, int dim, bool keepdim) {
   Tensor idx;
   Tensor out = reduce_forward(op_max, x, p, keepdim, true, &idx);
   const int d = detail::wrap_dim("max", dim, x.dim());
-  autograd::record(out, "max", {&x}, [ks = p.keep_shape, xs = x.shape(), d, idx](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "max.dx", [&] {
-      DefaultDevice on(g.device());
-      Tensor z = zeros(xs, g.dtype());
-      if (xs.size() == 0) return add(z, g.reshape(xs));
-      detail::scatter_add_into(z, d, idx.reshape(ks), g.reshape(ks));
-      return z;
-    });
-  });
+  autograd::record(out, "max", {&x}, {autograd::internal(idx, "argmax")},
+                   [ks = p.keep_shape, xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "max.dx", [&] {
+                       DefaultDevice on(g.device());
+                       Tensor z = zeros(xs, g.dtype());
+                       if (xs.size() == 0) return add(z, g.reshape(xs));
+                       detail::scatter_add_into(z, d, gr.saved(0).reshape(ks), g.reshape(ks));
+                       return z;
+                     });
+                   });
   return out;
 }
 

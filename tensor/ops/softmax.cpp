@@ -104,11 +104,11 @@ Tensor softmax_impl(detail::OpHandle& op, detail::OpHandle& bw, const char* grad
     }
   }
   Tensor out = x.dim() == 0 ? y_rows.reshape(x.shape()) : y_rows.permute(r.inverse);
-  autograd::record(out, op.name(), {&x},
-                   [&bw, grad_label, y = y_rows, order = r.order, inverse = r.inverse,
-                    rows = r.rows, cols = r.cols](const Tensor& g, autograd::Grads& gr) {
+  autograd::record(out, op.name(), {&x}, {autograd::output(y_rows)},
+                   [&bw, grad_label, order = r.order, inverse = r.inverse, rows = r.rows,
+                    cols = r.cols](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, grad_label, [&] {
-                       return softmax_backward(bw, y, g, order, inverse, rows, cols);
+                       return softmax_backward(bw, gr.saved(0), g, order, inverse, rows, cols);
                      });
                    });
   return out;

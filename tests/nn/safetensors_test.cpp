@@ -3,6 +3,7 @@
 // module's weights unchanged.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -208,9 +209,12 @@ TEST_CASE("safetensors: damaged files are refused and change nothing") {
     refused(make_file(e, data), "tensor 'fc.bias': header entry is not a JSON object");
   }
   SUBCASE("missing tensor") {
-    json e = h;
-    e.erase("bn.running_mean");
-    refused(make_file(e, data), "tensor 'bn.running_mean': missing from the file");
+    NamedTensors without;
+    for (const auto& [name, t] : saved.named_state()) {
+      if (name != "bn.running_mean") without.emplace_back(name, t);
+    }
+    save_safetensors(without, f.path);
+    refused(read_bytes(f.path), "tensor 'bn.running_mean': missing from the file");
   }
   SUBCASE("wrong shape") {
     refused(with("fc.weight", "shape", json::array({3, 4})),
@@ -234,9 +238,47 @@ TEST_CASE("safetensors: damaged files are refused and change nothing") {
     refused(with("fc.bias", "data_offsets", json::array({-8, 8})), "lie outside the data section");
     refused(with("fc.bias", "data_offsets", json::array({48, 60})),
             "span 12 bytes, but F32 [4] holds 16 bytes");
-    refused(with("fc.bias", "shape", json::array({1ULL << 62, 1ULL << 62})), "more than 2^64");
+    refused(with("fc.bias", "shape", json::array({1ULL << 62, 1ULL << 62})),
+            "tensor 'fc.bias': shape [4611686018427387904,4611686018427387904] is too large");
+    // A zero-sized shape whose strides would still overflow (issue 12, finding 4).
+    refused(with("fc.bias", "shape", json::array({0, 1ULL << 40, 1ULL << 40})), "is too large");
+  }
+  // Issue 12, finding 5: the byte ranges must tile the data section.
+  SUBCASE("a name twice") {
+    // Spliced by hand: a JSON library keeps one of two equal keys, which is the bug.
+    std::string text = h.dump();
+    const std::string entry = "\"fc.bias\":" + h["fc.bias"].dump();
+    text.insert(1, entry + ",");
+    const uint64_t n = text.size();
+    std::vector<char> b(8);
+    std::memcpy(b.data(), &n, 8);
+    b.insert(b.end(), text.begin(), text.end());
+    b.insert(b.end(), data.begin(), data.end());
+    refused(b, "the header names tensor 'fc.bias' twice");
+  }
+  SUBCASE("overlapping ranges") {
+    json e = h;
+    e["fc.bias"]["data_offsets"] = e["fc.weight"]["data_offsets"];  // [0,48], as a [4,3]
+    e["fc.bias"]["shape"] = e["fc.weight"]["shape"];
+    refused(make_file(e, data), "overlap tensor");
+  }
+  SUBCASE("bytes no tensor owns") {
+    std::vector<char> longer = data;
+    longer.insert(longer.end(), 8, '\0');
+    refused(make_file(h, longer), "8 trailing bytes after the last tensor");
+    // A gap: every tensor moved 8 bytes on, leaving 8 bytes at the front.
+    json e = h;
+    for (auto& [name, v] : e.items()) {
+      if (name == "__metadata__") continue;
+      v["data_offsets"] = {v["data_offsets"][0].get<uint64_t>() + 8,
+                           v["data_offsets"][1].get<uint64_t>() + 8};
+    }
+    std::vector<char> shifted(8, '\0');
+    shifted.insert(shifted.end(), data.begin(), data.end());
+    refused(make_file(e, shifted), "8 bytes belong to no tensor");
   }
   SUBCASE("the undamaged file still loads") {
+    // (header_of gives the keys sorted, unlike the data's order: any header order is fine)
     write_bytes(f.path, good);
     load_safetensors(net, f.path);
     CHECK(snapshot(net) == snapshot(saved));
@@ -270,8 +312,41 @@ TEST_CASE("safetensors: extra tensors need strict = false, missing files are err
               load_safetensors(net, std::filesystem::temp_directory_path().string()));
   CHECK_ERROR("tensor 'x': saved twice",
               save_safetensors(NamedTensors{{"x", ones({1})}, {"x", ones({1})}}, other.path));
-  CHECK_ERROR("cannot open", save_safetensors(net, "/nonexistent-dir/x.safetensors"));
+  CHECK_ERROR("cannot write /nonexistent-dir/x.safetensors: No such file or directory",
+              save_safetensors(net, "/nonexistent-dir/x.safetensors"));
   CHECK_ERROR("cannot encode the header",
               save_safetensors(NamedTensors{{"bad\xff", ones({1})}}, other.path));
   CHECK_FALSE(std::filesystem::exists(other.path));
+}
+
+// Issue 12, finding 2: a checkpoint of a diverged run is neither written nor read by default.
+TEST_CASE("safetensors: non-finite values are refused on save and load unless allowed") {
+  Scratch f("nonfinite");
+  manual_seed(37);
+  Net net;
+  save_safetensors(net, f.path);
+  const auto good = snapshot(net);
+  Net bad;
+  assign(bad.fc->bias, from_vector(std::vector<float>{0, NAN, INFINITY, 1}, {4}));
+  Scratch g("nonfinite_bad");
+  CHECK_THROWS_WITH_AS(save_safetensors(bad, g.path),
+                       prism::nn::test::contains(
+                           "tensor 'fc.bias': 2 of its 4 values are not finite (the first, at flat "
+                           "index 1, is nan); refusing to save"),
+                       prism::Error);
+  CHECK_FALSE(std::filesystem::exists(g.path));  // nothing written, not even a temporary
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::filesystem::path(g.path).parent_path())) {
+    CHECK(e.path().filename().string().rfind(
+              std::filesystem::path(g.path).filename().string() + ".tmp", 0) != 0);
+  }
+  save_safetensors(bad, g.path, {}, NonFinite::allow);
+  CHECK_THROWS_WITH_AS(load_safetensors(net, g.path), prism::nn::test::contains("refusing to load"),
+                       prism::Error);
+  CHECK(snapshot(net) == good);
+  CHECK_THROWS_WITH_AS(read_safetensors(g.path), prism::nn::test::contains("is nan"), prism::Error);
+  load_safetensors(net, g.path, true, NonFinite::allow);
+  const std::vector<double> b = net.fc->bias.to_vector();
+  CHECK(std::isnan(b[1]));
+  CHECK(std::isinf(b[2]));
 }

@@ -225,7 +225,7 @@ TEST_CASE("errors: undefined tensors") {
 }
 
 TEST_CASE("errors: factories and random") {
-  CHECK_ERROR("zeros: negative size in shape [-1]", prism::zeros({-1}));
+  CHECK_ERROR("zeros: negative size -1 in shape [-1]", prism::zeros({-1}));
   CHECK_ERROR("from_vector: 2 values for shape [3] (3 elements)",
               prism::from_vector(std::vector<double>{1, 2}, {3}));
   CHECK_ERROR("arange: step must not be zero", prism::arange(0, 3, 0));

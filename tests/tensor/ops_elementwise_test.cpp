@@ -103,6 +103,12 @@ TEST_CASE("sigmoid, tanh and exp are stable at extreme inputs") {
   CHECK(relu(z).to_vector<double>() == std::vector<double>{0, 0, 2.5, 0});
   CHECK(std::isinf(prism::log(z).to_vector<double>()[0]));
   CHECK(std::isnan(prism::sqrt(z).to_vector<double>()[3]));
+  // A NaN passes through relu (as in PyTorch): turned into 0 it would hide a diverged layer.
+  const std::vector<double> r =
+      relu(from_vector(std::vector<float>{NAN, -INFINITY, INFINITY}, {3})).to_vector<double>();
+  CHECK(std::isnan(r[0]));
+  CHECK(r[1] == 0.0);
+  CHECK(std::isinf(r[2]));
 }
 
 struct BinaryCase {

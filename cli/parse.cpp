@@ -1,0 +1,428 @@
+// The `prism` command line (CLI11): every command, its options and their validators, parsed
+// into a CommandLine without running anything (see parse.h). main.cpp runs the chosen command;
+// tests/fuzz/fuzz_cli.cpp fuzzes this parse. The add_*_options functions define each command's
+// flags.
+#include "cli/parse.h"
+
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+namespace prism::cli {
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+// Validators with messages that say what is expected (CLI11's Range says "not in range" for
+// "abc"). CLI11 puts the option name in front: "--steps: expected a whole number ...".
+CLI::Validator whole_number(long long lo, long long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        size_t used = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != s.size() || v < lo || v > hi) {
+          return fmt::format("expected a whole number from {} to {}, got '{}'", lo, hi, s);
+        }
+        return "";
+      },
+      "");  // the range is in the option's help text
+}
+
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != s.size() || !(v > 0) || !std::isfinite(v)) {
+          return fmt::format("expected a positive number, got '{}'", s);
+        }
+        return "";
+      },
+      "");
+}
+
+void add_demo_options(CLI::App& cmd, DemoOptions& o) {
+  cmd.add_option("--steps", o.steps, "training steps (batches of 64), 1 to 100000")
+      ->check(whole_number(1, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--threads", o.threads,
+                 "OpenMP threads, 1 to 1024 (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--seed", o.seed, "seed for the data set and the initial weights")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_option("--kernel", o.kernels,
+                 "run a kernel variant for an op, e.g. matmul=naive (repeat the flag for more "
+                 "ops; `prism ops` lists them)")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);  // one value per --kernel, so a stray word is an error
+  cmd.add_option("--trace", o.trace_path, "where to write the Chrome/Perfetto trace")
+      ->type_name("FILE")
+      ->capture_default_str();
+  cmd.add_option("--json", o.json_path, "where to write the JSON profile")
+      ->type_name("FILE")
+      ->capture_default_str();
+  cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+}
+
+void add_train_options(CLI::App& cmd, TrainOptions& o) {
+  cmd.add_option(
+         "model", o.model,
+         "model to train: mlp, cnn, transformer, resnet18, ... (see `prism summary --help`)")
+      ->required();
+  cmd.add_option(
+         "--data", o.data,
+         "fashion-mnist, shapes, spirals, text, a directory of MNIST-format files or a "
+         "text file (default: fashion-mnist if installed, else shapes; text for transformers)")
+      ->type_name("NAME|PATH");
+  cmd.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--steps", o.steps, "training steps (overrides --epochs)")
+      ->check(whole_number(1, 100'000'000));
+  cmd.add_option("--batch", o.batch, "batch size (default: 128 mlp, 64 cnn/resnet, 32 transformer)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--lr", o.lr, "learning rate (default per model)")->check(positive_number());
+  cmd.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or adamw")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  cmd.add_option("--schedule", o.schedule, "learning-rate schedule: cosine (to lr/100) or none")
+      ->check(CLI::IsMember({"cosine", "none"}))
+      ->capture_default_str();
+  cmd.add_option("--block", o.block_size, "transformer context length (default 64)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--device", o.device, "where the model trains: cpu, or cuda (needs a GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for data order and initial weights")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);
+  cmd.add_flag("--profile", o.profile, "profile a window of steps: op table and module tree");
+  cmd.add_option("--profile-steps", o.profile_steps, "steps in the profiled window")
+      ->check(whole_number(1, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--trace", o.trace_path, "write the profiled window's trace (implies --profile)")
+      ->type_name("FILE");
+  cmd.add_option("--json", o.json_path,
+                 "write the profile and a train summary as JSON (implies --profile)")
+      ->type_name("FILE");
+  cmd.add_option("--save", o.save_path, "save the trained weights (safetensors)")
+      ->type_name("FILE");
+  cmd.add_option("--load", o.load_path, "start from saved weights (safetensors)")
+      ->type_name("FILE");
+  cmd.add_flag("--allow-non-finite", o.allow_non_finite,
+               "let --load and --save accept weights holding NaN or Inf (to inspect a diverged "
+               "run; training still stops at the first non-finite loss or gradient)");
+  cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+}
+
+void add_summary_options(CLI::App& cmd, SummaryOptions& o) {
+  cmd.add_option("model", o.model,
+                 "mlp, cnn, transformer, resnet18, resnet34, resnet50, gpt2-small, gpt2-medium")
+      ->required();
+  cmd.add_option("--input", o.input, "input shape, e.g. 1x3x224x224 (default: the model's)")
+      ->type_name("NxCxHxW");
+  cmd.add_option("--depth", o.depth, "module levels to show (0 = all)")
+      ->check(whole_number(0, 100));
+}
+
+void add_lab_options(CLI::App& cmd, LabCliOptions& o) {
+  cmd.add_option("op", o.op, "the op whose variants to compare, e.g. matmul (see --list)");
+  cmd.add_flag("--list", o.list, "list the ops the lab knows, their sizes and variants");
+  cmd.add_option("--sizes", o.sizes,
+                 "sizes to time, comma-separated, e.g. 256,512,1024 or 128x784x256:nt "
+                 "(default: the op's own; --list shows the syntax)")
+      ->delimiter(',')
+      ->type_name("SIZE,...");
+  cmd.add_option("--variants", o.variants, "variants to compare (default: all registered)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  cmd.add_option("--threads", o.threads, "OpenMP threads for every variant, 1 to 1024")
+      ->check(whole_number(1, 1024))
+      ->capture_default_str();
+  cmd.add_option("--reps", o.repetitions, "timed samples per variant and size, 1 to 1000")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--min-sample-ms", o.min_sample_ms, "shortest duration of one sample")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--max-seconds", o.max_seconds,
+                 "skip timing a variant whose samples would take longer than this")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for the random inputs")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peaks");
+  cmd.add_option("--device", o.device,
+                 "cpu, or cuda: time the CUDA variants, each checked against the CPU kernel "
+                 "(needs a GPU; with --list, shows the CUDA variants)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_option("--json", o.json_path, "write one row per variant and size as JSON")
+      ->type_name("FILE");
+}
+
+void add_machine_options(CLI::App& cmd, MachineOptions& o) {
+  cmd.add_option("--threads", o.threads,
+                 "measure with 1 to N threads, N from 1 to 1024 (default: PRISM_THREADS, else "
+                 "all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_flag("--refresh", o.refresh, "measure again even if this build's figures are cached");
+  cmd.add_option("--json", o.json_path, "also write the figures as JSON")->type_name("FILE");
+  cmd.add_option("--reps", o.reps, "repetitions of each figure, 1 to 1000 (default 9; not cached)")
+      ->check(whole_number(1, 1000));
+  cmd.add_option("--fma-ms", o.fma_ms,
+                 "length of one FMA repetition in ms (default 50; not cached)")
+      ->check(positive_number());
+  cmd.add_option("--stream-mib", o.stream_mib,
+                 "MiB per STREAM array, 1 to 65536 (default 4 x L3; not cached)")
+      ->check(whole_number(1, 65536));
+}
+
+void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json) {
+  cmd.add_option("--mode", o.mode, "infer (forward, eval mode, no grad) or train (full steps)")
+      ->check(CLI::IsMember({"infer", "train"}))
+      ->capture_default_str();
+  cmd.add_option("--batch", o.batches,
+                 o.batches.empty() ? "batch sizes, comma-separated (default 1,8,64)"
+                                   : "batch sizes, comma-separated (default 1,64)")
+      ->delimiter(',')
+      ->check(whole_number(1, 1'000'000))
+      ->type_name("N,...");
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--warmup", o.warmup, "warm calls after the cold one, before timing")
+      ->check(whole_number(0, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--duration", o.duration_s, "seconds of timed calls per batch size")
+      ->check(positive_number())
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_option("--image-size", o.image_size,
+                 "image models: square input size (default the model's)")
+      ->check(whole_number(1, 4096));
+  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--device", o.device, "cpu, or cuda (needs a GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_option("--data", o.data,
+                 "inputs from a data set (as `train --data`: fashion-mnist, shapes, text, a path) "
+                 "instead of synthetic ones")
+      ->type_name("NAME|PATH");
+  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
+  if (with_json) {
+    cmd.add_option("--json", o.json_path, "write the result, every call's time included")
+        ->type_name("FILE");
+  }
+}
+
+void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
+  cmd.add_option("model", o.model, "model: mlp, cnn, transformer, resnet18, ...")->required();
+  add_shared_bench_options(cmd, o, true);
+  cmd.add_option("--iters", o.iters,
+                 "exactly this many timed calls per batch size (overrides --duration)")
+      ->check(whole_number(1, 100'000'000));
+  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);
+  cmd.add_option(
+         "--qps", o.qps,
+         "server scenario: Poisson request rates to sweep, comma-separated, e.g. 50,100,200")
+      ->delimiter(',')
+      ->check(positive_number())
+      ->type_name("R,...");
+  cmd.add_option("--max-batch", o.max_batch, "server: the largest batch the worker forms")
+      ->check(whole_number(1, 4096))
+      ->capture_default_str();
+  cmd.add_option("--max-wait-ms", o.max_wait_ms,
+                 "server: how long the oldest request may wait for its batch to fill")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--slo-ms", o.slo_ms, "server: report where the p99 latency crosses this")
+      ->check(positive_number());
+}
+
+void add_compare_options(CLI::App& cmd, CompareOptions& o) {
+  cmd.add_option("inputs", o.inputs, "BASE.json CAND.json, or a MODEL to run both ways")
+      ->required()
+      ->expected(1, 2);
+  cmd.add_option("--a", o.a_flags, "MODEL: the baseline's flags (default: none)")
+      ->type_name("\"FLAGS\"");
+  cmd.add_option("--b", o.b_flags, "MODEL: the candidate's flags, e.g. \"--kernel matmul=naive\"")
+      ->type_name("\"FLAGS\"");
+  cmd.add_option("--rounds", o.rounds, "MODEL: interleaved rounds per side (A B B A ...)")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--rows", o.rows, "rows of the per-op table (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+  o.bench.batches = {1, 64};
+  o.bench.duration_s = 4;
+  add_shared_bench_options(cmd, o.bench, false);
+}
+
+void add_gate_options(CLI::App& cmd, GateCliOptions& o) {
+  cmd.add_option("base", o.base, "the baseline result (bench or train JSON)");
+  cmd.add_option("cand", o.cand, "the candidate result");
+  cmd.add_option("--max-p99-increase", o.max_p99_increase, "largest allowed p99 rise")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-throughput-drop", o.max_throughput_drop, "largest allowed throughput fall")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-memory-increase", o.max_memory_increase,
+                 "largest allowed rise of peak memory (tracked and resident)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-quality-drop", o.max_quality_drop,
+                 "largest allowed fall of held-out accuracy, in percentage points")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--max-loss-increase", o.max_loss_increase,
+                 "largest allowed relative rise of a held-out or training loss")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-output-diff", o.max_output_diff,
+                 "largest allowed relative change of the outputs on fixed inputs (inference)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd.add_option("--exact", o.exact,
+                 "counters that must be equal: flops, macs, bytes, allocs, alloc_bytes")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  cmd.add_option("--baselines", o.baselines,
+                 "check the deterministic figures of the zoo against the baselines in DIR")
+      ->type_name("DIR");
+  cmd.add_flag("--update", o.update, "with --baselines: write the measured figures instead");
+  cmd.add_flag("--verbose", o.verbose, "print the checks that passed too");
+}
+
+// "prism" or "prism demo": where to point the user for --help.
+std::string command_path(const CLI::App& app) {
+  std::string path = "prism";
+  for (const CLI::App* sub : app.get_subcommands()) path += " " + sub->get_name();
+  return path;
+}
+
+// An argument that no command or option claimed: name it and list what exists.
+std::string unexpected_message(const std::string& arg) {
+  if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
+  return fmt::format(
+      "unknown command '{}' (commands: bench, compare, demo, gate, lab, machine, ops, summary, "
+      "train)",
+      arg);
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const* argv) {
+  CommandLine result;
+  CLI::App app{"prism: a from-scratch ML framework with a profiler in its core", "prism"};
+  bool show_version = false;
+  app.add_flag("--version", show_version, "print the version and how this binary was built");
+
+  CLI::App* ops = app.add_subcommand("ops", "list every op, its kernel variants and cost formula");
+  CLI::App* demo = app.add_subcommand("demo",
+                                      "train the CNN briefly under the profiler; print the op "
+                                      "table and module tree, write a trace");
+  add_demo_options(*demo, result.demo);
+  CLI::App* train = app.add_subcommand(
+      "train", "train a model (mlp, cnn, transformer, resnet18, ...) on a data set");
+  add_train_options(*train, result.train);
+  CLI::App* summary = app.add_subcommand(
+      "summary", "per-module shapes, parameters, FLOPs and activation memory (meta device)");
+  add_summary_options(*summary, result.summary);
+  CLI::App* machine = app.add_subcommand(
+      "machine", "this machine's peak FLOP/s and memory bandwidth per thread count (cached)");
+  add_machine_options(*machine, result.machine);
+  CLI::App* lab = app.add_subcommand(
+      "lab", "validate every kernel variant of an op, then time them side by side");
+  add_lab_options(*lab, result.lab);
+  CLI::App* bench = app.add_subcommand(
+      "bench", "latency percentiles, throughput and memory of a model per batch size");
+  add_bench_options(*bench, result.bench);
+  CLI::App* compare = app.add_subcommand(
+      "compare", "baseline against candidate: report, statistics and a decision");
+  add_compare_options(*compare, result.compare);
+  CLI::App* gate = app.add_subcommand(
+      "gate", "a regression gate: exit 1 when a threshold breaks (or check the baselines)");
+  add_gate_options(*gate, result.gate);
+  // Leftover arguments at the top level get our own message (see unexpected_message); set after
+  // the subcommands exist so they keep rejecting unknown flags themselves.
+  app.allow_extras();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {  // --help: the help on stdout, exit 0
+      std::ostringstream out, err;
+      result.exit_code = app.exit(e, out, err);
+      result.out = out.str();
+      result.err = err.str();
+      return result;
+    }
+    result.exit_code = kExitUsage;
+    result.err =
+        fmt::format("prism: error: {}\nRun '{} --help' for usage.\n", e.what(), command_path(app));
+    return result;
+  }
+  if (!app.remaining().empty()) {
+    throw UsageError(unexpected_message(app.remaining().front()));
+  }
+
+  if (show_version) {
+    result.command = Command::version;
+  } else if (ops->parsed()) {
+    result.command = Command::ops;
+  } else if (demo->parsed()) {
+    result.command = Command::demo;
+  } else if (train->parsed()) {
+    result.command = Command::train;
+  } else if (summary->parsed()) {
+    result.command = Command::summary;
+  } else if (machine->parsed()) {
+    result.command = Command::machine;
+  } else if (lab->parsed()) {
+    result.command = Command::lab;
+  } else if (bench->parsed()) {
+    result.command = Command::bench;
+  } else if (compare->parsed()) {
+    result.command = Command::compare;
+  } else if (gate->parsed()) {
+    result.command = Command::gate;
+  } else {
+    result.exit_code = kExitUsage;
+    result.err = app.help() + "\nprism: no command given (try `prism demo`)\n";
+  }
+  return result;
+}
+
+}  // namespace prism::cli

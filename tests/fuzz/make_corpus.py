@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpus, tests/fuzz/corpus/<target>/ (committed; rerun after a
+change here: the files are byte-for-byte reproducible). A few valid and a few nearly-valid inputs
+per target, each small. The input layouts are the fuzz targets' own (see each fuzz_*.cpp):
+  safetensors  the file
+  idx          a mode byte (odd: the target gzips the rest first), then the file
+  text         a block-size byte, a split-fraction byte, then the text
+  cli          the arguments, one per line
+"""
+import gzip
+import json
+import os
+import re
+import struct
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def write(target, name, data):
+    d = os.path.join(ROOT, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    assert len(data) <= 4096, (target, name, len(data))
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def gz(data):
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+# ---- safetensors ----------------------------------------------------------------------------
+
+
+def safetensors(tensors, metadata=None, header_override=None, length_delta=0, data_cut=0):
+    """tensors: [(name, dtype, shape, raw bytes)] -> a file as save_safetensors writes it."""
+    header = {}
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    data = b""
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = header_override if header_override is not None else json.dumps(header, separators=(",", ":"))
+    text = text.encode()
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
+    out = struct.pack("<Q", len(text) + length_delta) + text + data
+    return out[: len(out) - data_cut] if data_cut else out
+
+
+def f32(*v):
+    return struct.pack("<%df" % len(v), *v)
+
+
+def f64(*v):
+    return struct.pack("<%dd" % len(v), *v)
+
+
+def i64(*v):
+    return struct.pack("<%dq" % len(v), *v)
+
+
+linear = [("weight", "F32", [3, 2], f32(0.1, -0.2, 0.3, -0.4, 0.5, -0.6)),
+          ("bias", "F32", [3], f32(0.0, 1.0, -1.0))]
+write("safetensors", "valid_linear", safetensors(linear, {"format": "pt", "step": "42"}))
+write("safetensors", "valid_linear_extra",
+      safetensors(linear + [("extra", "I64", [2], i64(7, -7))]))
+write("safetensors", "valid_mixed", safetensors([
+    ("scalar", "F32", [], f32(3.5)),
+    ("empty", "F64", [0, 4], b""),
+    ("ids", "I64", [2, 2], i64(1, 2, 3, 4)),
+    ("x.y.z", "F64", [1, 1, 1, 1, 2], f64(1e300, -0.0)),
+]))
+write("safetensors", "valid_empty_header", safetensors([]))
+write("safetensors", "bad_header_length", safetensors(linear, length_delta=1000))
+write("safetensors", "bad_truncated_data", safetensors(linear, data_cut=4))
+write("safetensors", "bad_dtype_f16", safetensors([("h", "F16", [2], b"\0\0\0\0")]))
+write("safetensors", "bad_offsets",
+      safetensors([], header_override='{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}')
+      + f32(1, 2))
+write("safetensors", "bad_shape_huge", safetensors(
+    [], header_override='{"w":{"dtype":"F32","shape":[4294967296,4294967296,0],'
+                        '"data_offsets":[0,0]}}'))
+write("safetensors", "bad_shape_negative", safetensors(
+    [], header_override='{"w":{"dtype":"I64","shape":[-1],"data_offsets":[0,8]}}') + i64(5))
+write("safetensors", "bad_too_many_dims", safetensors(
+    [("w", "F32", [1] * 9, f32(1.0))]))
+write("safetensors", "bad_metadata", safetensors(
+    [], header_override='{"__metadata__":{"k":1}}'))
+write("safetensors", "bad_not_object", safetensors([], header_override="[1,2,3]"))
+write("safetensors", "bad_json", safetensors([], header_override='{"w":{"dtype":"F32",'))
+write("safetensors", "bad_short", b"\x10\0\0\0")
+
+# ---- idx --------------------------------------------------------------------------------------
+
+
+def idx(ndim, dims, data, magic=None):
+    m = magic if magic is not None else bytes([0, 0, 8, ndim])
+    return m + b"".join(struct.pack(">I", d) for d in dims) + bytes(data)
+
+
+images = idx(3, [2, 3, 3], [i * 15 for i in range(18)])  # 18 pixels, 0 to 255
+labels = idx(1, [5], [0, 9, 3, 255, 1])
+RAW, GZIP_HERE = b"\x00", b"\x01"  # the mode byte: as is, or gzipped by the target
+write("idx", "images_raw", RAW + images)
+write("idx", "images_gzip_here", GZIP_HERE + images)
+write("idx", "images_gz_file", RAW + gz(images))
+write("idx", "labels_raw", RAW + labels)
+write("idx", "labels_gzip_here", GZIP_HERE + labels)
+write("idx", "labels_gz_file", RAW + gz(labels))
+write("idx", "images_empty", RAW + idx(3, [0, 28, 28], []))
+write("idx", "bad_magic", RAW + idx(3, [1, 2, 2], [1, 2, 3, 4], magic=b"\x00\x00\x0d\x03"))
+write("idx", "bad_truncated", RAW + images[:-3])
+write("idx", "bad_extra_bytes", GZIP_HERE + labels + b"\x07")
+write("idx", "bad_huge_dims", GZIP_HERE + idx(3, [0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF], [1]))
+write("idx", "bad_gz_truncated", RAW + gz(images)[:-6])
+corrupt = bytearray(gz(labels))
+corrupt[12] ^= 0xFF
+write("idx", "bad_gz_corrupt", RAW + bytes(corrupt))
+write("idx", "bad_header_cut", RAW + images[:9])
+
+# ---- text -------------------------------------------------------------------------------------
+
+prose = ("The river ran low that summer, and the children walked its bed looking for the stones "
+         "that sang when struck. Nobody believed them; the stones sang anyway.\n")
+write("text", "prose_block8", bytes([7, 230]) + prose.encode())
+write("text", "prose_block64", bytes([63, 128]) + (prose * 2).encode())
+write("text", "utf8", bytes([3, 200]) + "naïve café — 東京, ünïcödé\n".encode())
+write("text", "binary", bytes([1, 100]) + bytes(range(256)))
+write("text", "repeated", bytes([0, 128]) + b"a" * 40)
+write("text", "crlf", bytes([5, 128]) + b"line one\r\nline two\r\n\tend\r\n")
+write("text", "bad_too_short", bytes([40, 128]) + b"short")
+write("text", "bad_split_short", bytes([10, 255]) + b"0123456789abcdef")
+write("text", "bad_empty", bytes([1, 1]))
+
+# ---- cli --------------------------------------------------------------------------------------
+
+cli = {
+    "demo": ["demo", "--steps", "10", "--threads", "2", "--kernel", "matmul=naive", "--rows", "0"],
+    "train_mlp": ["train", "mlp", "--epochs", "2", "--lr", "0.05", "--optimizer", "adamw",
+                  "--schedule", "none", "--seed", "7", "--device", "cpu"],
+    "train_transformer": ["train", "transformer", "--data", "text", "--block", "32", "--steps",
+                          "100", "--batch", "16", "--profile", "--profile-steps", "5", "--json",
+                          "out.json", "--save", "w.safetensors"],
+    "summary": ["summary", "resnet18", "--input", "1x3x224x224", "--depth", "2"],
+    "machine": ["machine", "--threads", "4", "--reps", "3", "--fma-ms", "1.5", "--stream-mib", "16"],
+    "lab": ["lab", "matmul", "--sizes", "128x784x256:nt,512", "--variants", "naive,blocked",
+            "--reps", "3", "--min-sample-ms", "0.5", "--no-peak"],
+    "lab_list": ["lab", "--list", "--device", "cuda"],
+    "bench": ["bench", "cnn", "--batch", "1,8,64", "--mode", "train", "--qps", "50,100.5",
+              "--max-batch", "8", "--max-wait-ms", "2", "--slo-ms", "10", "--iters", "5"],
+    "compare": ["compare", "mlp", "--a", "", "--b", "--kernel matmul=naive", "--rounds", "2",
+                "--batch", "1,64", "--duration", "0.5"],
+    "compare_files": ["compare", "a.json", "b.json", "--rows", "5"],
+    "gate": ["gate", "base.json", "cand.json", "--exact", "flops,allocs", "--max-p99-increase",
+             "20%", "--max-quality-drop", "0.5", "--verbose"],
+    "gate_baselines": ["gate", "--baselines", "bench/baselines", "--update"],
+    "version": ["--version"],
+    "help": ["--help"],
+    "help_train": ["train", "--help"],
+    "ops": ["ops"],
+    "bad_unknown_command": ["frobnicate"],
+    "bad_number": ["train", "mlp", "--steps", "12abc"],
+    "bad_range": ["demo", "--threads", "0"],
+    "bad_member": ["bench", "mlp", "--device", "tpu"],
+    "bad_negative_seed": ["lab", "matmul", "--seed", "-1"],
+    "bad_missing_model": ["summary"],
+    "bad_nan": ["machine", "--fma-ms", "nan"],
+    "bad_three_inputs": ["compare", "a", "b", "c"],
+}
+for name, args in cli.items():
+    write("cli", name, "\n".join(args) + "\n")
+write("cli", "nul_separated", b"train\0cnn\0--batch\x0032\0--lr\x001e-3")
+write("cli", "no_args", b"")
+
+
+# ---- dictionaries (libFuzzer -dict=): tokens the mutator splices in ----------------------------
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def write_dict(name, tokens, comment):
+    with open(os.path.join(HERE, name), "w") as f:
+        f.write("# %s\n# Written by make_corpus.py.\n" % comment)
+        for t in tokens:
+            f.write('"%s"\n' % t.replace("\\", "\\\\").replace('"', '\\"'))
+
+
+with open(os.path.join(HERE, "..", "..", "cli", "parse.cpp")) as f:
+    parse_cpp = f.read()
+flags = sorted(set(re.findall(r'"(--[a-z][a-z0-9-]*)"', parse_cpp)))
+commands = sorted(set(re.findall(r'add_subcommand\(\s*"([a-z]+)"', parse_cpp)))
+values = ["cpu", "cuda", "sgd", "adam", "adamw", "cosine", "none", "infer", "train", "mlp", "cnn",
+          "transformer", "resnet18", "gpt2-small", "fashion-mnist", "shapes", "spirals", "text",
+          "matmul=naive", "1x3x224x224", "128x784x256:nt", "15%", "1e-3", "nan", "inf", "-1",
+          "9223372036854775807", "18446744073709551616", "0x10", "--help", "-h"]
+write_dict("cli.dict", commands + flags + values,
+           "The prism command line: commands, every flag of cli/parse.cpp, typical values.")
+write_dict("safetensors.dict",
+           ['"dtype"', '"shape"', '"data_offsets"', '"__metadata__"', '"F32"', '"F64"', '"I64"',
+            '"F16"', "[]", "[0,0]", "{}", "18446744073709551615", "9223372036854775808", "-0",
+            "1e400", "\\u0000", "\\ud800"],
+           "safetensors headers: keys, dtypes and edge-case numbers (nn/safetensors.h).")
