@@ -111,11 +111,11 @@ BaselineFigures measure_baseline(const BaselineSpec& spec) {
     f.tracked_peak_bytes = mem.peak_bytes;
     f.tracked_peak_by_role = mem.peak_by_role;
     for (const profiler::OpRow& r : profiler::aggregate_ops(profile)) {
-      f.counters.flops += r.cost.flops;
-      f.counters.macs += r.cost.macs;
-      f.counters.bytes += r.cost.bytes;
+      f.counters.flops = profiler::saturating_add(f.counters.flops, r.cost.flops);
+      f.counters.macs = profiler::saturating_add(f.counters.macs, r.cost.macs);
+      f.counters.bytes = profiler::saturating_add(f.counters.bytes, r.cost.bytes);
       f.counters.allocs += r.allocs;
-      f.counters.alloc_bytes += r.alloc_bytes;
+      f.counters.alloc_bytes = profiler::saturating_add(f.counters.alloc_bytes, r.alloc_bytes);
     }
     return f;
   });

@@ -111,11 +111,11 @@ OpPerCall op_per_call(const profiler::OpRow& r, double calls) {
 CallCounters counters_per_call(const std::vector<profiler::OpRow>& rows, int64_t calls) {
   CallCounters total;
   for (const profiler::OpRow& r : rows) {
-    total.flops += r.cost.flops;
-    total.macs += r.cost.macs;
-    total.bytes += r.cost.bytes;
+    total.flops = profiler::saturating_add(total.flops, r.cost.flops);
+    total.macs = profiler::saturating_add(total.macs, r.cost.macs);
+    total.bytes = profiler::saturating_add(total.bytes, r.cost.bytes);
     total.allocs += r.allocs;
-    total.alloc_bytes += r.alloc_bytes;
+    total.alloc_bytes = profiler::saturating_add(total.alloc_bytes, r.alloc_bytes);
   }
   return {total.flops / calls, total.macs / calls, total.bytes / calls, total.allocs / calls,
           total.alloc_bytes / calls};

@@ -337,11 +337,12 @@ RunRecord read_train(const Reader& rd, const json& doc) {
   // The counters of the window, per step (exact when every step does the same work).
   CallCounters total;
   for (const json& o : doc["ops"]) {
-    total.flops += rd.integer(o, "flops", "ops[].");
-    total.macs += rd.integer(o, "macs", "ops[].");
-    total.bytes += rd.integer(o, "bytes", "ops[].");
+    total.flops = profiler::saturating_add(total.flops, rd.integer(o, "flops", "ops[]."));
+    total.macs = profiler::saturating_add(total.macs, rd.integer(o, "macs", "ops[]."));
+    total.bytes = profiler::saturating_add(total.bytes, rd.integer(o, "bytes", "ops[]."));
     total.allocs += rd.integer(o, "allocs", "ops[].");
-    total.alloc_bytes += rd.integer(o, "alloc_bytes", "ops[].");
+    total.alloc_bytes =
+        profiler::saturating_add(total.alloc_bytes, rd.integer(o, "alloc_bytes", "ops[]."));
   }
   s.has_counters = true;
   s.counters = {total.flops / steps, total.macs / steps, total.bytes / steps, total.allocs / steps,

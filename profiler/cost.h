@@ -12,15 +12,25 @@
 
 namespace prism::profiler {
 
+// a + b, or the int64 limit it would pass (either sign).
+inline int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 struct Cost {
   int64_t flops = 0;
   int64_t macs = 0;
   int64_t bytes = 0;
 
+  // Totals saturate at 2^63 - 1 rather than wrap: each op's count is checked when it is made
+  // (tensor/costs.h), but the sum over a long profile, or over a hostile JSON file's rows, can
+  // still pass the limit, and a wrapped sum is undefined behaviour printed as a negative count.
   Cost& operator+=(const Cost& o) {
-    flops += o.flops;
-    macs += o.macs;
-    bytes += o.bytes;
+    flops = saturating_add(flops, o.flops);
+    macs = saturating_add(macs, o.macs);
+    bytes = saturating_add(bytes, o.bytes);
     return *this;
   }
   friend bool operator==(const Cost&, const Cost&) = default;

@@ -9,6 +9,27 @@ namespace prism::costs {
 
 using profiler::Cost;
 
+// A count of FLOPs, MACs or bytes, with overflow checked. A count is a product of sizes (conv2d:
+// N O Ho Wo C kh kw), and sizes that are each fine, such as `prism summary` accepts on the meta
+// device, can multiply past 2^63 - 1: signed overflow, undefined behaviour, printed as a
+// negative count. Every formula below computes in Count, whose *, + and - throw an Error ("a
+// FLOP, MAC or byte count exceeds 2^63 - 1") instead; the op's front end adds the op's name.
+class Count {
+ public:
+  Count(int64_t v) : v_(v) {}  // implicit: a formula mixes counts and plain sizes
+  int64_t value() const { return v_; }
+  friend Count operator*(Count a, Count b);
+  friend Count operator+(Count a, Count b);
+  friend Count operator-(Count a, Count b);
+  friend Count operator/(Count a, Count b) { return a.v_ / b.v_; }
+
+ private:
+  int64_t v_;
+};
+inline Cost make_cost(Count flops, Count macs, Count bytes) {
+  return {flops.value(), macs.value(), bytes.value()};
+}
+
 // An elementwise op: `flops_per_elem` arithmetic steps per output element; reads each input's
 // own elements once (a broadcast input is read once, not once per use).
 Cost elementwise(const Dims& out, int flops_per_elem, int64_t in_bytes, int64_t elem_size);

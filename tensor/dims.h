@@ -80,13 +80,18 @@ class Dims {
 };
 
 // The sizes of a shape that may come from outside the program (a file header, a flag, a
-// caller), checked: every entry is non-negative, and the element count and the byte size of the
-// contiguous layout both fit in int64. The strides count too: a shape with a 0 in it holds no
-// elements, but its strides are still products of the other entries, so [0, 2^40, 2^40] is an
-// overflow (unchecked, signed overflow is undefined behaviour). The condition checked is
-//   prod_i max(shape[i], 1) * element_size <= 2^63 - 1,
-// which bounds numel, nbytes and every stride at once. A failure throws an Error that starts
-// with `what` ("empty", "safetensors 'w.st': tensor 'fc.weight'") and names the shape.
+// caller), checked: every entry is non-negative, and the element count and the byte size of
+// the contiguous layout stay within prism's limit per tensor. The strides count too: a shape
+// with a 0 in it holds no elements, but its strides are still products of the other entries, so
+// [0, 2^40, 2^40] is too large (unchecked, that is signed overflow: undefined behaviour). The
+// condition checked, in overflow-checked arithmetic, is
+//   prod_i max(shape[i], 1) * element_size <= kMaxTensorBytes = 2^50 (1 PiB),
+// which bounds numel, nbytes and every stride at once. Why 2^50 and not 2^63: no machine holds
+// a tensor of a pebibyte (the meta device counts such shapes without holding them), and the
+// headroom keeps every total the profiler and the memory tracker add up (bytes live, allocated,
+// per module) far from int64's limit. A failure throws an Error that starts with `what`
+// ("empty", "safetensors 'w.st': tensor 'fc.weight'") and names the shape.
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 50;
 struct ShapeSize {
   int64_t numel = 0;
   int64_t nbytes = 0;

@@ -42,7 +42,7 @@ class OpRecordScope {
                 std::initializer_list<const Tensor*> inputs, CostFn&& cost) {
     if (device == Device::cuda) gpu_open(op);
     if (!profiler::recording()) return;
-    open(op, variant, device, inputs, cost());
+    open(op, variant, device, inputs, named_cost(op, cost));
     if (device == Device::cuda) gpu_time();
   }
   ~OpRecordScope() {
@@ -54,6 +54,15 @@ class OpRecordScope {
   OpRecordScope& operator=(const OpRecordScope&) = delete;
 
  private:
+  // cost(), with a count that overflows int64 (tensor/costs.h) reported under the op's name.
+  template <class CostFn>
+  static profiler::Cost named_cost(const char* op, CostFn& cost) {
+    try {
+      return cost();
+    } catch (const Error& e) {
+      throw Error(std::string(op) + ": " + e.what());
+    }
+  }
   void open(const char* op, const char* variant, Device device,
             std::initializer_list<const Tensor*> inputs, const profiler::Cost& cost);
   void gpu_open(const char* op);

@@ -43,10 +43,11 @@ ShapeSize checked_shape_size(const int64_t* shape, int n, int64_t element_size,
     overflow = overflow || __builtin_mul_overflow(span, std::max<int64_t>(shape[i], 1), &span);
     if (!overflow) numel *= shape[i];  // numel <= span / element_size: no overflow here
   }
-  if (overflow) {
+  if (overflow || span > kMaxTensorBytes) {
     throw Error(what + ": shape " + shape_text(shape, n) + " is too large: with " +
                 std::to_string(element_size) +
-                "-byte elements its size or strides exceed 2^63 - 1 bytes");
+                "-byte elements its size or strides exceed prism's limit of 2^50 bytes (1 PiB) "
+                "per tensor");
   }
   return {numel, numel * element_size};
 }

@@ -131,7 +131,8 @@ Tensor cast(const Tensor& x, DType dtype) {
   Tensor out;
   {
     detail::OpRecordScope rec("cast", "", x.device(), {&x}, [&] {
-      return profiler::Cost{0, 0, x.numel() * (x.element_size() + dtype_size(dtype))};
+      return costs::make_cost(0, 0,
+                              costs::Count(x.numel()) * (x.element_size() + dtype_size(dtype)));
     });
     out = detail::empty_like_shape(x.shape(), dtype, x.device());
     const int64_t n = x.device() == Device::meta ? 0 : x.numel();  // meta: nothing to convert

@@ -52,7 +52,7 @@ namespace detail {
 void scatter_add_into(const Tensor& dst, int dim, const Tensor& index, const Tensor& src) {
   const auto& k = op_scatter_add.kernel(src.device(), src.dtype());
   OpRecordScope rec("scatter_add", k.name.c_str(), src.device(), {&index, &src}, [&] {
-    return profiler::Cost{src.numel(), 0, index.nbytes() + 3 * src.nbytes()};
+    return costs::make_cost(src.numel(), 0, index.nbytes() + 3 * costs::Count(src.nbytes()));
   });
   Tensor s = src.contiguous();
   auto run = [&](auto tag) {
@@ -97,7 +97,8 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
   Tensor out;
   {
     detail::OpRecordScope rec("gather", k.name.c_str(), x.device(), {&x, &index}, [&] {
-      return profiler::Cost{0, 0, index.nbytes() + 2 * index.numel() * x.element_size()};
+      return costs::make_cost(0, 0,
+                              index.nbytes() + 2 * costs::Count(index.numel()) * x.element_size());
     });
     out = detail::empty_like_shape(index.shape(), x.dtype(), x.device());
     auto run = [&](auto tag) {
@@ -151,7 +152,8 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
   Tensor out;
   {
     detail::OpRecordScope rec("index_select", k.name.c_str(), x.device(), {&x, &index}, [&] {
-      return profiler::Cost{0, 0, index.nbytes() + 2 * out_shape.numel() * x.element_size()};
+      return costs::make_cost(
+          0, 0, index.nbytes() + 2 * costs::Count(out_shape.numel()) * x.element_size());
     });
     Tensor xc = x.contiguous();
     Tensor ic = index.contiguous();
@@ -173,7 +175,8 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
                        const auto& kk = op_index_add.kernel(g.device(), g.dtype());
                        detail::OpRecordScope rec(
                            "index_add", kk.name.c_str(), g.device(), {&g, &idx}, [&] {
-                             return profiler::Cost{g.numel(), 0, idx.nbytes() + 3 * g.nbytes()};
+                             return costs::make_cost(g.numel(), 0,
+                                                     idx.nbytes() + 3 * costs::Count(g.nbytes()));
                            });
                        DefaultDevice on(g.device());
                        Tensor z = zeros(xs, g.dtype());

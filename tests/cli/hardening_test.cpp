@@ -141,11 +141,16 @@ TEST_CASE("findings 4 and 5: absurd shapes and malformed safetensors layouts are
     CHECK(contains(r.err, "safetensors 'bad.safetensors'"));
     CHECK(contains(r.err, c.message));
   }
-  // summary --input with a shape whose size overflows: a clear message, not a wrong one.
-  const RunResult s = run_prism("summary mlp --input 4294967296x4294967296x4", dir.path());
-  CHECK(s.exited);
-  CHECK(s.code != 0);
-  CHECK(contains(s.err, "is too large"));
+  // summary --input with a shape whose size overflows, and one whose counts did (it printed
+  // negative MACs): a clear message, not a wrong one.
+  for (const char* input : {"4294967296x4294967296x4", "1x3x100000000x100000000"}) {
+    CAPTURE(input);
+    const RunResult s = run_prism(std::string("summary resnet18 --input ") + input, dir.path());
+    CHECK(s.exited);
+    CHECK(s.code == 1);
+    CHECK(contains(s.err, "is too large"));
+    CHECK_FALSE(contains(s.out, "-"));  // no negative count printed before the error
+  }
 }
 
 TEST_CASE("finding 6: output paths are checked before the run, and written atomically") {

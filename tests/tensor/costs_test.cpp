@@ -191,5 +191,35 @@ TEST_CASE("backward rows carry their own costs, one per gradient") {
   CHECK(only(recs, "matmul").cost == Cost{240, 120, 296});  // the forward row is unchanged
 }
 
+// Issue 12, finding 4: sizes that are each within limits can multiply past 2^63 in a cost
+// formula. The count is checked (costs::Count), and the error names the op.
+TEST_CASE("cost counts that would overflow int64 are an error naming the op, sums saturate") {
+  const int64_t n = int64_t{1} << 24;  // [2^24, 2^24] float32 is 2^50 bytes: the largest tensor
+  DefaultDevice meta(Device::meta);
+  const Tensor a = empty({n, n});
+  {
+    profiler::Session session;  // costs are computed only while recording
+    std::string what = "(no error)";
+    try {
+      (void)matmul(a, a);  // 2^72 multiply-adds
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    CHECK(what ==
+          "matmul: a FLOP, MAC or byte count exceeds 2^63 - 1: the shapes are too large "
+          "to count in int64");
+  }
+  // The same product without a session computes no cost at all: nothing to overflow.
+  CHECK(matmul(a, a).shape() == Dims{n, n});
+  CHECK((costs::Count(3) * 4 + 5).value() == 17);
+  CHECK_THROWS_AS(costs::Count(INT64_MAX) + 1, Error);
+  CHECK_THROWS_AS(costs::Count(INT64_MIN) - 1, Error);
+  CHECK(profiler::saturating_add(INT64_MAX - 1, 5) == INT64_MAX);
+  CHECK(profiler::saturating_add(INT64_MIN + 1, -5) == INT64_MIN);
+  Cost c{INT64_MAX - 2, 1, 2};
+  c += Cost{10, 10, 10};
+  CHECK(c == Cost{INT64_MAX, 11, 12});
+}
+
 }  // namespace
 }  // namespace prism

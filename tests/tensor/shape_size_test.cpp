@@ -16,19 +16,22 @@ namespace {
 constexpr int64_t k40 = int64_t{1} << 40;
 }
 
-TEST_CASE("checked_shape_size: exact counts, and the boundary at 2^63 - 1 bytes") {
+TEST_CASE("checked_shape_size: exact counts, and the boundary at 2^50 bytes") {
   CHECK(checked_shape_size(Dims{2, 3}, DType::f32, "t").numel == 6);
   CHECK(checked_shape_size(Dims{2, 3}, DType::f32, "t").nbytes == 24);
   CHECK(checked_shape_size(Dims{}, DType::f64, "t").numel == 1);  // a scalar
   CHECK(checked_shape_size(Dims{}, DType::f64, "t").nbytes == 8);
   CHECK(checked_shape_size(Dims{0, 7}, DType::i64, "t").numel == 0);
-  // [0, 2^30, 2^30] holds nothing, and its strides (2^60 elements, 2^62 bytes) still fit.
-  CHECK(checked_shape_size(Dims{0, 1 << 30, 1 << 30}, DType::f32, "t").nbytes == 0);
-  // The largest f32 vector whose byte size fits: 4 (2^61 - 1) = 2^63 - 4.
-  const int64_t most = (int64_t{1} << 61) - 1;
-  CHECK(checked_shape_size(Dims{most}, DType::f32, "t").nbytes == INT64_MAX - 3);
+  // [0, 2^20, 2^20] holds nothing, and its strides (2^40 elements, 2^42 bytes) are fine.
+  CHECK(checked_shape_size(Dims{0, 1 << 20, 1 << 20}, DType::f32, "t").nbytes == 0);
+  // The largest f32 vector: 2^48 elements, 2^50 bytes exactly; one more element is refused.
+  const int64_t most = int64_t{1} << 48;
+  CHECK(kMaxTensorBytes == int64_t{1} << 50);
+  CHECK(checked_shape_size(Dims{most}, DType::f32, "t").nbytes == kMaxTensorBytes);
   CHECK(contains(error_of([&] { checked_shape_size(Dims{most + 1}, DType::f32, "t"); }),
-                 "t: shape [2305843009213693952] is too large"));
+                 "t: shape [281474976710657] is too large"));
+  CHECK(contains(error_of([&] { checked_shape_size(Dims{most / 2 + 1}, DType::f64, "t"); }),
+                 "is too large: with 8-byte elements"));
 }
 
 TEST_CASE("checked_shape_size: overflow and negative sizes are errors naming the shape") {
@@ -37,7 +40,8 @@ TEST_CASE("checked_shape_size: overflow and negative sizes are errors naming the
                    checked_shape_size(Dims{0, k40, k40}, DType::f32, "load");
                  }),
                  "load: shape [0,1099511627776,1099511627776] is too large: with 4-byte "
-                 "elements its size or strides exceed 2^63 - 1 bytes"));
+                 "elements its size or strides exceed prism's limit of 2^50 bytes (1 PiB) per "
+                 "tensor"));
   CHECK(contains(error_of([] {
                    checked_shape_size(Dims{k40, k40, k40}, DType::f32, "x");
                  }),
