@@ -262,7 +262,7 @@ Array zip(const Array& a, const Array& b, F f) {
 }
 
 inline double relu(double x) {
-  return x > 0 ? x : 0;
+  return !(x <= 0) ? x : 0;  // a NaN passes through, as in prism (and PyTorch)
 }
 inline double sigmoid(double x) {
   return 1 / (1 + std::exp(-x));

@@ -18,9 +18,9 @@ using prism::kernels::UnaryArgs;
 
 namespace {
 
-// x > 0 ? x : 0, which also sends -0.0 and NaN to +0.0, as the naive variant does.
+// As the naive variant: -0.0 goes to +0.0, and a NaN passes through (x <= 0 is false for it).
 inline float relu(float x) {
-  return x > 0.0f ? x : 0.0f;
+  return !(x <= 0.0f) ? x : 0.0f;
 }
 
 }  // namespace
