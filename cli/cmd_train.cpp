@@ -128,6 +128,8 @@ int run_train(const TrainOptions& o) {
   if (!o.trace_path.empty()) check_writable(o.trace_path, "trace");
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint", /*regular_file_only=*/true);
+  check_distinct_outputs(
+      {{"--save", o.save_path}, {"--json", o.json_path}, {"--trace", o.trace_path}});
 
   check_model_name(o.model);                         // before the data set is loaded
   const Device device = device_from_flag(o.device);  // cuda without a GPU: a clear error here
@@ -265,10 +267,16 @@ int run_train(const TrainOptions& o) {
         ev.loss, static_cast<long long>(ev.examples), data.unigram_entropy_nats);
     if (auto* gpt = dynamic_cast<nn::GPT*>(model.get())) {
       model->to(Device::cpu);  // sampling runs token by token on the host
-      const std::vector<int64_t> prompt = data.text->encode("\n");
+      // Start a line, or, in a text with no newline at all, from its vocabulary's first character.
+      const std::string start = data.text->vocab().contains('\n')
+                                    ? std::string("\n")
+                                    : data.text->vocab().chars().substr(0, 1);
+      const std::vector<int64_t> prompt = data.text->encode(start);
       const std::vector<int64_t> out = gpt->generate(prompt, 200, 0.8, 0, o.seed);
       std::printf("sample:\n%s\n", data.text->decode(out).c_str());
     }
+  } else if (ev.examples == 0) {
+    std::printf("test: no held-out examples (the test set is empty): nothing to report\n");
   } else {
     std::printf("test: accuracy %.2f%%, loss %.4f over %lld examples\n", 100.0 * ev.accuracy,
                 ev.loss, static_cast<long long>(ev.examples));
@@ -318,9 +326,11 @@ int run_train(const TrainOptions& o) {
         {"peak_rss_bytes", analysis::resident_memory().peak_bytes},
         {"tracked_peak_bytes", profiler::memory_stats(device == Device::cuda ? 1 : 0).peak_bytes},
         {"final_loss", last_loss},
-        {"test_loss", ev.loss},
-        {"test_accuracy", data.task == Task::classify ? nlohmann::ordered_json(ev.accuracy)
-                                                      : nlohmann::ordered_json()},
+        // null, not 0, when nothing was held out: a loss of 0 would read as a perfect model.
+        {"test_loss", ev.examples > 0 ? nlohmann::ordered_json(ev.loss) : nlohmann::ordered_json()},
+        {"test_accuracy", data.task == Task::classify && ev.examples > 0
+                              ? nlohmann::ordered_json(ev.accuracy)
+                              : nlohmann::ordered_json()},
         {"unigram_entropy_nats", data.task == Task::next_char
                                      ? nlohmann::ordered_json(data.unigram_entropy_nats)
                                      : nlohmann::ordered_json()}};

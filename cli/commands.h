@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/types.h"
@@ -171,6 +172,9 @@ std::string kernel_summary();
 // (profiler::check_output_path). A checkpoint must be a regular file; a text output may also be
 // a device or a FIFO (--json /dev/stdout).
 void check_writable(const std::string& path, const char* what, bool regular_file_only = false);
+// A UsageError when two of the outputs ({"--save", path}, ...) are one file, through symlinks
+// and ./ or ../ spellings too; empty paths are skipped.
+void check_distinct_outputs(const std::vector<std::pair<const char*, std::string>>& outputs);
 
 // ---- models (train_data.cpp) -----------------------------------------------------------------
 // A UsageError listing the zoo's models unless `model` names one: checked before any data set

@@ -39,9 +39,11 @@ CLI::Validator whole_number(long long lo, long long hi) {
       "");  // the range is in the option's help text
 }
 
-CLI::Validator positive_number() {
+// A positive finite number, at most `hi` (a learning rate past float32's largest value makes
+// the first update infinite; a duration past 1e6 s overflows the nanosecond clock's arithmetic).
+CLI::Validator positive_number(double hi) {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
+      [hi](std::string& s) -> std::string {
         size_t used = 0;
         double v = 0;
         try {
@@ -52,7 +54,18 @@ CLI::Validator positive_number() {
         if (used == 0 || used != s.size() || !(v > 0) || !std::isfinite(v)) {
           return fmt::format("expected a positive number, got '{}'", s);
         }
+        if (v > hi) return fmt::format("expected a positive number up to {:g}, got '{}'", hi, s);
         return "";
+      },
+      "");
+}
+
+// A file or directory name: an empty one ("--save ''", or an unset shell variable) is an error,
+// not a silent "no output".
+CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return s.empty() ? std::string("expected a file name, got an empty string") : "";
       },
       "");
 }
@@ -74,9 +87,11 @@ void add_demo_options(CLI::App& cmd, DemoOptions& o) {
       ->allow_extra_args(false);  // one value per --kernel, so a stray word is an error
   cmd.add_option("--trace", o.trace_path, "where to write the Chrome/Perfetto trace")
       ->type_name("FILE")
+      ->check(file_name())
       ->capture_default_str();
   cmd.add_option("--json", o.json_path, "where to write the JSON profile")
       ->type_name("FILE")
+      ->check(file_name())
       ->capture_default_str();
   cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
       ->check(whole_number(0, 1'000'000))
@@ -100,7 +115,8 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
       ->check(whole_number(1, 100'000'000));
   cmd.add_option("--batch", o.batch, "batch size (default: 128 mlp, 64 cnn/resnet, 32 transformer)")
       ->check(whole_number(1, 1'000'000));
-  cmd.add_option("--lr", o.lr, "learning rate (default per model)")->check(positive_number());
+  cmd.add_option("--lr", o.lr, "learning rate (default per model)")
+      ->check(positive_number(3.4e38));  // float32's largest value
   cmd.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
   cmd.add_option("--schedule", o.schedule, "learning-rate schedule: cosine (to lr/100) or none")
@@ -124,14 +140,18 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
       ->check(whole_number(1, 100'000))
       ->capture_default_str();
   cmd.add_option("--trace", o.trace_path, "write the profiled window's trace (implies --profile)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(file_name());
   cmd.add_option("--json", o.json_path,
                  "write the profile and a train summary as JSON (implies --profile)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(file_name());
   cmd.add_option("--save", o.save_path, "save the trained weights (safetensors)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(file_name());
   cmd.add_option("--load", o.load_path, "start from saved weights (safetensors)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(file_name());
   cmd.add_flag("--allow-non-finite", o.allow_non_finite,
                "let --load and --save accept weights holding NaN or Inf (to inspect a diverged "
                "run; training still stops at the first non-finite loss or gradient)");
@@ -168,11 +188,11 @@ void add_lab_options(CLI::App& cmd, LabCliOptions& o) {
       ->check(whole_number(1, 1000))
       ->capture_default_str();
   cmd.add_option("--min-sample-ms", o.min_sample_ms, "shortest duration of one sample")
-      ->check(positive_number())
+      ->check(positive_number(1e6))
       ->capture_default_str();
   cmd.add_option("--max-seconds", o.max_seconds,
                  "skip timing a variant whose samples would take longer than this")
-      ->check(positive_number())
+      ->check(positive_number(1e6))
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed for the random inputs")
       ->check(whole_number(0, std::numeric_limits<long long>::max()))
@@ -184,7 +204,8 @@ void add_lab_options(CLI::App& cmd, LabCliOptions& o) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd.add_option("--json", o.json_path, "write one row per variant and size as JSON")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(file_name());
 }
 
 void add_machine_options(CLI::App& cmd, MachineOptions& o) {
@@ -193,12 +214,14 @@ void add_machine_options(CLI::App& cmd, MachineOptions& o) {
                  "all cores)")
       ->check(whole_number(1, 1024));
   cmd.add_flag("--refresh", o.refresh, "measure again even if this build's figures are cached");
-  cmd.add_option("--json", o.json_path, "also write the figures as JSON")->type_name("FILE");
+  cmd.add_option("--json", o.json_path, "also write the figures as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
   cmd.add_option("--reps", o.reps, "repetitions of each figure, 1 to 1000 (default 9; not cached)")
       ->check(whole_number(1, 1000));
   cmd.add_option("--fma-ms", o.fma_ms,
                  "length of one FMA repetition in ms (default 50; not cached)")
-      ->check(positive_number());
+      ->check(positive_number(1e6));
   cmd.add_option("--stream-mib", o.stream_mib,
                  "MiB per STREAM array, 1 to 65536 (default 4 x L3; not cached)")
       ->check(whole_number(1, 65536));
@@ -220,7 +243,7 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
       ->check(whole_number(0, 100'000))
       ->capture_default_str();
   cmd.add_option("--duration", o.duration_s, "seconds of timed calls per batch size")
-      ->check(positive_number())
+      ->check(positive_number(1e6))
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
       ->check(whole_number(0, std::numeric_limits<long long>::max()))
@@ -240,7 +263,8 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
   cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
   if (with_json) {
     cmd.add_option("--json", o.json_path, "write the result, every call's time included")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->check(file_name());
   }
 }
 
@@ -257,7 +281,7 @@ void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
          "--qps", o.qps,
          "server scenario: Poisson request rates to sweep, comma-separated, e.g. 50,100,200")
       ->delimiter(',')
-      ->check(positive_number())
+      ->check(positive_number(1e9))
       ->type_name("R,...");
   cmd.add_option("--max-batch", o.max_batch, "server: the largest batch the worker forms")
       ->check(whole_number(1, 4096))
@@ -267,7 +291,7 @@ void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd.add_option("--slo-ms", o.slo_ms, "server: report where the p99 latency crosses this")
-      ->check(positive_number());
+      ->check(positive_number(1e9));
 }
 
 void add_compare_options(CLI::App& cmd, CompareOptions& o) {
@@ -320,7 +344,8 @@ void add_gate_options(CLI::App& cmd, GateCliOptions& o) {
       ->type_name("NAME,...");
   cmd.add_option("--baselines", o.baselines,
                  "check the deterministic figures of the zoo against the baselines in DIR")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(file_name());
   cmd.add_flag("--update", o.update, "with --baselines: write the measured figures instead");
   cmd.add_flag("--verbose", o.verbose, "print the checks that passed too");
 }

@@ -30,7 +30,16 @@ std::string find_origin(nn::Module& model, const Tensor& input, const Divergence
     return fmt::format("the input batch itself holds {} non-finite values: check the data", n);
   }
   if (const std::string w = first_non_finite_weight(model); !w.empty()) {
-    return fmt::format("the weights were not finite before the step ('{}' holds NaN or Inf)", w);
+    if (d.step == 1) {
+      return fmt::format(
+          "the weights were not finite before the first step ('{}' holds NaN or Inf): were they "
+          "loaded with --allow-non-finite?",
+          w);
+    }
+    return fmt::format(
+        "the weights were not finite before the step ('{}' holds NaN or Inf): the previous "
+        "step's loss and gradients were finite, but its update (learning rate x gradient) was not",
+        w);
   }
   model.zero_grad();
   try {

@@ -215,14 +215,19 @@ ParsedFile parse_file(const std::string& path) {
   f.data_start = static_cast<size_t>(8 + n);
   const uint64_t data_size = size - 8 - n;
 
-  // A JSON object may repeat a key and a parser keeps one value silently; in a checkpoint that
-  // is two tensors under one name, so every top-level key is seen here, before that happens.
-  std::set<std::string> keys;
+  // A JSON object may repeat a key and a parser keeps one value silently: in a checkpoint that
+  // is two tensors under one name, or an entry with two dtypes. So every key of every object is
+  // seen here, before that happens (one set of keys per open object).
+  std::vector<std::set<std::string>> open_objects;
   std::string duplicate;
+  int duplicate_depth = 0;
   const json::parser_callback_t on_key = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 && duplicate.empty() &&
-        !keys.insert(parsed.get<std::string>()).second) {
+    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
+    if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == json::parse_event_t::key && !open_objects.empty() && duplicate.empty() &&
+        !open_objects.back().insert(parsed.get<std::string>()).second) {
       duplicate = parsed.get<std::string>();
+      duplicate_depth = depth;
     }
     return true;
   };
@@ -232,7 +237,11 @@ ParsedFile parse_file(const std::string& path) {
   } catch (const json::exception& e) {
     fail(path, std::string("header is not valid JSON: ") + e.what());
   }
-  if (!duplicate.empty()) fail(path, "the header names tensor '" + duplicate + "' twice");
+  if (!duplicate.empty()) {
+    fail(path, duplicate_depth == 1
+                   ? "the header names tensor '" + duplicate + "' twice"
+                   : "the header repeats the key '" + duplicate + "' inside one object");
+  }
   if (!header.is_object()) fail(path, "header is not a JSON object");
 
   for (auto it = header.begin(); it != header.end(); ++it) {

@@ -5,49 +5,70 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 namespace prism::profiler {
 
-namespace {
-
 namespace fs = std::filesystem;
 
-// The file a path names once symlinks are followed (the path itself when it is no link, or a
-// dangling one: that name is then replaced).
-fs::path resolve(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_symlink(fs::symlink_status(path, ec))) return path;
-  const fs::path real = fs::weakly_canonical(path, ec);
-  return ec ? fs::path(path) : real;
-}
-
+namespace {
 fs::path directory_of(const fs::path& p) {
   return p.has_parent_path() ? p.parent_path() : fs::path(".");
 }
+}  // namespace
 
-// "<name>.tmp-<pid>-": the prefix of this process's temporaries for `target`.
-std::string temp_prefix(const fs::path& target, pid_t pid) {
-  return target.filename().string() + ".tmp-" + std::to_string(pid) + "-";
+// Symlinks are followed hop by hop, as the kernel does, so that a dangling link names the file
+// it points to (which is then created, and the link stays valid); a loop is more than 40 hops,
+// the kernel's own limit.
+std::optional<fs::path> resolve_output_path(const std::string& path) {
+  fs::path p = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) return p;
+    p = target.is_absolute() ? target : directory_of(p) / target;
+  }
+  return std::nullopt;
 }
 
-// Removes "<name>.tmp-<pid>-XXXXXX" files beside `target` whose process is gone (kill(pid, 0)
-// fails with ESRCH): what a killed run left. A live pid's file may be another run's write in
-// progress, so it stays.
+namespace {
+
+// "<name>.tmp-": the start of every temporary of `target`, with <name> cut so that the whole
+// temporary name, "<name>.tmp-<pid>-XXXXXX", stays within NAME_MAX (255 bytes) even for a target
+// whose own name is legal but long.
+std::string temp_stem(const fs::path& target) {
+  constexpr size_t kSuffix = 5 + 10 + 1 + 6;  // ".tmp-", a pid (at most 10 digits), "-", XXXXXX
+  std::string name = target.filename().string();
+  if (name.size() > 255 - kSuffix) name.resize(255 - kSuffix);
+  return name + ".tmp-";
+}
+
+// Removes "<stem><pid>-XXXXXX" files beside `target` whose process is gone (kill(pid, 0) fails
+// with ESRCH): what a killed run left. A live pid's file may be another run's write in progress,
+// so it stays; a name of any other form (a user's "x.json.tmp-1-notes.txt") is not ours.
 void remove_stale_temporaries(const fs::path& target) {
-  const std::string stem = target.filename().string() + ".tmp-";
+  const std::string stem = temp_stem(target);
   std::error_code ec;
   for (fs::directory_iterator it(directory_of(target), ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.rfind(stem, 0) != 0) continue;
     const size_t dash = name.find('-', stem.size());
-    if (dash == std::string::npos || dash == stem.size()) continue;
+    if (dash == std::string::npos || dash == stem.size() || name.size() != dash + 7) continue;
     const std::string digits = name.substr(stem.size(), dash - stem.size());
-    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const std::string random = name.substr(dash + 1);
+    auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9 ||
+        !std::all_of(random.begin(), random.end(), alnum)) {
+      continue;
+    }
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
     if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) {
       std::error_code rm;
@@ -71,7 +92,8 @@ bool is_stream(mode_t m) {
 
 // Creates "<prefix>XXXXXX" in the target's directory; returns the fd (or -1, errno set).
 int make_temporary(const fs::path& target, std::string& tmp_path) {
-  tmp_path = (directory_of(target) / (temp_prefix(target, ::getpid()) + "XXXXXX")).string();
+  tmp_path = (directory_of(target) / (temp_stem(target) + std::to_string(::getpid()) + "-XXXXXX"))
+                 .string();
   return ::mkstemp(tmp_path.data());
 }
 
@@ -86,7 +108,9 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
     throw std::runtime_error("cannot write the " + what + " to " + path + ": " + why);
   };
   if (path.empty()) fail("empty file name");
-  const fs::path target = resolve(path);
+  const std::optional<fs::path> resolved = resolve_output_path(path);
+  if (!resolved) fail("too many levels of symbolic links");
+  const fs::path target = *resolved;
   struct stat st {};
   if (::stat(target.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail("it is a directory");
@@ -114,7 +138,9 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
 
 void write_output_file(const std::string& path, const std::function<bool(std::FILE*)>& write,
                        OutputKind kind) {
-  const fs::path target = resolve(path);
+  const std::optional<fs::path> resolved = resolve_output_path(path);
+  if (!resolved) fail_write(path, ELOOP);
+  const fs::path target = *resolved;
   struct stat st {};
   const bool exists = ::stat(target.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {

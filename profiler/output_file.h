@@ -13,12 +13,15 @@
 //      the temporary is removed and the error carries the OS reason (strerror).
 //   3. Temporaries left by a run that was killed (their pid is no longer alive) are removed the
 //      next time the same target is checked or written.
-// A symlink is followed: the file it points to is replaced (atomically, in its own directory)
-// and the link is kept, as the shell's `>` would do.
+// A symlink is followed, hop by hop, as the shell's `>` would do: the file it points to is
+// replaced or created (atomically, in its own directory) and the link is kept, dangling or not;
+// a loop of links is an error (ELOOP).
 #pragma once
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace prism::profiler {
@@ -37,6 +40,10 @@ void check_output_path(const std::string& path, const std::string& what,
 // a failed write (errno set); throws std::runtime_error "cannot write <path>: <reason>".
 void write_output_file(const std::string& path, const std::function<bool(std::FILE*)>& write,
                        OutputKind kind = OutputKind::file_or_stream);
+
+// The file `path` names once symlinks are followed hop by hop (a dangling link names the file
+// it points to); nullopt for a loop.
+std::optional<std::filesystem::path> resolve_output_path(const std::string& path);
 
 // write_output_file for a text.
 void write_text_file(const std::string& path, const std::string& text);

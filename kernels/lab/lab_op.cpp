@@ -1,5 +1,6 @@
 #include "kernels/lab/lab_op.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "kernels/lab/lab_ops_list.h"
@@ -56,6 +57,20 @@ std::vector<int64_t> parse_dims(const std::string& op, const std::string& syntax
   if (dims.size() < min_count || dims.size() > max_count) {
     throw Error("lab " + op + ": bad size '" + text + "': expected " + syntax +
                 " (positive whole numbers joined by 'x')");
+  }
+  // The adapters multiply these sizes into buffer lengths: m k, a square n n, attention's
+  // B H L L. Every such length is at most (product of the dims) x (largest dim), so bounding
+  // that, with overflow checks, keeps every length and its bytes far inside int64 (unchecked,
+  // 16777232x1099510579201 wrapped to a 16-element buffer and the kernel ran off its end).
+  // Sizes that pass can still be too large for memory: the lab's allocator refuses those with
+  // the figure (lab_memory.h).
+  constexpr int64_t kMaxLength = int64_t{1} << 56;
+  int64_t bound = *std::max_element(dims.begin(), dims.end());
+  bool overflow = false;
+  for (int64_t d : dims) overflow = overflow || __builtin_mul_overflow(bound, d, &bound);
+  if (overflow || bound > kMaxLength) {
+    throw Error("lab " + op + ": size '" + text +
+                "' is too large: its buffers could hold more than 2^56 elements");
   }
   return dims;
 }

@@ -241,13 +241,21 @@ Tensor read_idx_labels(const std::string& path) {
 
 TensorDataset read_idx_dataset(const std::string& images_path, const std::string& labels_path,
                                PixelNorm norm) {
+  // The counts first, from the two headers alone: a mismatch is found before either file's
+  // data is read (a small gzip file can claim, and hold, hundreds of megabytes of labels).
+  auto count = [](const std::string& path, int ndim, const char* kind) {
+    GzFile f(path);
+    int64_t bytes = 0;
+    return read_header(f, ndim, kind, bytes)[0];
+  };
+  const int64_t n_images = count(images_path, 3, "image"),
+                n_labels = count(labels_path, 1, "label");
+  if (n_images != n_labels) {
+    throw Error(images_path + ": " + std::to_string(n_images) + " images, but " + labels_path +
+                " has " + std::to_string(n_labels) + " labels; they must pair up one to one");
+  }
   Tensor images = read_idx_images(images_path, norm);
   Tensor labels = read_idx_labels(labels_path);
-  if (images.size(0) != labels.size(0)) {
-    throw Error(images_path + ": " + std::to_string(images.size(0)) + " images, but " +
-                labels_path + " has " + std::to_string(labels.size(0)) +
-                " labels; they must pair up one to one");
-  }
   return TensorDataset(images.unsqueeze(1), labels);
 }
 

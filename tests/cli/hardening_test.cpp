@@ -91,7 +91,7 @@ TEST_CASE("finding 2: a checkpoint holding NaN is refused by --load unless asked
       std::string(kQuickTrain) + " --load nan.safetensors --allow-non-finite", dir.path());
   CHECK(allowed.code == 1);
   CHECK(contains(allowed.err, "training diverged at step 1: the loss is nan"));
-  CHECK(contains(allowed.err, "the weights were not finite before the step"));
+  CHECK(contains(allowed.err, "the weights were not finite before the first step"));
 }
 
 TEST_CASE("finding 3: an IDX header claiming more than the file holds fails at once, naming it") {
@@ -194,4 +194,82 @@ TEST_CASE("finding 7: a lab size too large for memory is refused with the figure
   INFO(r.err);
   CHECK(contains(r.err, "lab matmul --sizes 1000000: this size needs a buffer of 3725.3 GiB"));
   CHECK(contains(r.err, "available"));
+}
+
+// A second hostile pass, after the fixes above: what it found, each as a user meets it.
+TEST_CASE("second pass: lab sizes whose buffer lengths overflow are usage errors, not a crash") {
+  TempDir dir;
+  // 16777232 x 1099510579201 wrapped to a 16-element buffer; the kernel ran off its end.
+  for (const char* args :
+       {"lab sum --sizes 16777232x1099510579201", "lab relu --sizes 4294967296x4294967296",
+        "lab matmul --sizes 2147483648"}) {
+    CAPTURE(args);
+    const RunResult r = run_prism(std::string(args) + " --no-peak --reps 1", dir.path());
+    REQUIRE(r.exited);
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "is too large"));
+  }
+}
+
+TEST_CASE("second pass: one file named by two outputs, and empty file names, are usage errors") {
+  TempDir dir;
+  const RunResult same =
+      run_prism(std::string(kQuickTrain) + " --save out --json ./out", dir.path());
+  CHECK(same.code == 2);
+  CHECK(contains(same.err, "--save and --json name the same file"));
+  fs::create_symlink("real.json", dir / "alias.json");
+  const RunResult alias =
+      run_prism(std::string(kQuickTrain) + " --json real.json --trace alias.json", dir.path());
+  CHECK(alias.code == 2);
+  CHECK(contains(alias.err, "--json and --trace name the same file"));
+  const RunResult empty = run_prism(std::string(kQuickTrain) + " --save ''", dir.path());
+  CHECK(empty.code == 2);
+  CHECK(contains(empty.err, "expected a file name, got an empty string"));
+  CHECK(outputs_in(dir.path()) == std::vector<std::string>{"alias.json"});
+}
+
+TEST_CASE("second pass: a learning rate past float32's range is refused up front") {
+  TempDir dir;
+  const RunResult r = run_prism(std::string(kQuickTrain) + " --lr 1e39", dir.path());
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "expected a positive number up to 3.4e+38, got '1e39'"));
+}
+
+TEST_CASE("second pass: a text with no newline trains and samples to the end") {
+  TempDir dir;
+  write_bytes(dir / "ab.txt", std::string(4000, 'a') + std::string(4000, 'b'));
+  const RunResult r = run_prism(
+      "train transformer --data ab.txt --steps 2 --batch 4 --block 16 --save w.safetensors",
+      dir.path());
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "sample:"));
+  CHECK(fs::exists(dir / "w.safetensors"));
+}
+
+TEST_CASE("second pass: an empty test set reports nothing rather than a perfect loss") {
+  TempDir dir;
+  fs::create_directory(dir / "d");
+  std::string pixels;
+  for (int i = 0; i < 8 * 4; ++i) pixels += static_cast<char>(i * 7);
+  write_bytes(dir / "d/train-images-idx3-ubyte",
+              be32(0x803) + be32(8) + be32(2) + be32(2) + pixels);
+  write_bytes(dir / "d/train-labels-idx1-ubyte",
+              be32(0x801) + be32(8) + std::string("\0\1\2\3\4\5\6\7", 8));
+  write_bytes(dir / "d/t10k-images-idx3-ubyte", be32(0x803) + be32(0) + be32(2) + be32(2));
+  write_bytes(dir / "d/t10k-labels-idx1-ubyte", be32(0x801) + be32(0));
+  const RunResult r =
+      run_prism("train mlp --data d --steps 2 --batch 4 --json run.json", dir.path());
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "test: no held-out examples"));
+  CHECK(contains(read_file(dir / "run.json"), "\"test_loss\": null"));
+}
+
+TEST_CASE("second pass: a safetensors entry with a key twice is refused") {
+  TempDir dir;
+  write_bytes(dir / "bad.safetensors",
+              safetensors_bytes(
+                  R"({"a":{"dtype":"BF16","dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8));
+  const RunResult r = run_prism(std::string(kQuickTrain) + " --load bad.safetensors", dir.path());
+  CHECK(r.code == 1);
+  CHECK(contains(r.err, "the header repeats the key 'dtype' inside one object"));
 }

@@ -113,6 +113,23 @@ TEST_CASE("output file: a symlink is followed and kept, a FIFO is refused for a 
   CHECK(fs::is_symlink(fs::symlink_status(link)));
   CHECK(read(real) == "new\n");
 
+  // A dangling link: the file it names is created and the link stays; a loop is refused.
+  fs::create_symlink("made.json", dir / "dangling.json");
+  write_text_file(dir / "dangling.json", "via link\n");
+  CHECK(fs::is_symlink(fs::symlink_status(dir / "dangling.json")));
+  CHECK(read(dir / "made.json") == "via link\n");
+  fs::create_symlink("loop_b", dir / "loop_a");
+  fs::create_symlink("loop_a", dir / "loop_b");
+  CHECK(contains(error_of([&] { check_output_path(dir / "loop_a", "json"); }),
+                 "too many levels of symbolic links"));
+  CHECK(contains(error_of([&] { write_text_file(dir / "loop_a", "x"); }),
+                 "Too many levels of symbolic links"));
+  CHECK(fs::is_symlink(fs::symlink_status(dir / "loop_a")));  // not replaced
+  // A dangling link into a directory that does not exist fails the check.
+  fs::create_symlink("nowhere/x.json", dir / "lost.json");
+  CHECK(
+      contains(error_of([&] { check_output_path(dir / "lost.json", "json"); }), "does not exist"));
+
   const std::string fifo = dir / "fifo";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK(contains(error_of([&] { check_output_path(fifo, "checkpoint", OutputKind::file); }),
@@ -158,13 +175,27 @@ TEST_CASE("output file: temporaries of a killed run are removed, a live run's ar
   const std::string stale = p + ".tmp-" + std::to_string(dead_pid()) + "-abc123";
   const std::string live = p + ".tmp-" + std::to_string(::getppid()) + "-def456";
   const std::string other = dir / "other.json.tmp-1-zzz";  // another target's: not ours
-  for (const std::string& f : {stale, live, other}) std::ofstream(f) << "partial";
+  // Names that only start like a temporary: a user's notes, a cut-off name.
+  const std::string notes = p + ".tmp-" + std::to_string(dead_pid()) + "-my_notes.txt";
+  const std::string cut = p + ".tmp-" + std::to_string(dead_pid()) + "-";
+  for (const std::string& f : {stale, live, other, notes, cut}) std::ofstream(f) << "partial";
   check_output_path(p, "checkpoint", OutputKind::file);
   CHECK(!fs::exists(stale));
   CHECK(fs::exists(live));
   CHECK(fs::exists(other));
+  CHECK(fs::exists(notes));
+  CHECK(fs::exists(cut));
   std::ofstream(stale) << "partial";
   write_text_file(p, "x");
   CHECK(!fs::exists(stale));
   CHECK(read(p) == "x");
+}
+
+TEST_CASE("output file: a legal long name gets a temporary whose name is legal too") {
+  TempDir dir;
+  const std::string p = dir / std::string(250, 'n');  // NAME_MAX is 255
+  check_output_path(p, "json");
+  write_text_file(p, "long\n");
+  CHECK(read(p) == "long\n");
+  CHECK(dir.names().size() == 1);
 }
