@@ -212,7 +212,10 @@ int run_train(const TrainOptions& o) {
     // A non-finite loss or gradient stops the run before the optimizer step can spread it into
     // the weights (cli/train_divergence.h); both checks read values the step has anyway.
     const double loss = r.loss.item<double>();
-    if (!std::isfinite(loss)) diverged(step, fmt::format("the loss is {}", loss), *b);
+    if (!std::isfinite(loss)) {
+      diverged(step, std::isnan(loss) ? "the loss is nan" : fmt::format("the loss is {}", loss),
+               *b);
+    }
     r.loss.backward();
     if (const std::string p = first_non_finite_gradient(*model); !p.empty()) {
       diverged(step,
