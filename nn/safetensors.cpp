@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "profiler/output_file.h"
+#include "tensor/autograd/anomaly.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 
@@ -259,45 +260,23 @@ ParsedFile parse_file(const std::string& path) {
   return f;
 }
 
-// How many of `n` values at `data` are NaN or infinite, and the first one's index and value.
-struct NonFiniteCount {
-  int64_t count = 0;
-  int64_t first = -1;
-  double first_value = 0;
-};
-template <class T>
-NonFiniteCount count_non_finite(const void* data, int64_t n) {
-  NonFiniteCount c;
-  const char* bytes = static_cast<const char*>(data);
-  for (int64_t i = 0; i < n; ++i) {
-    T v;  // memcpy: the file's data section need not be aligned for T
-    std::memcpy(&v, bytes + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
-    if (!std::isfinite(v)) {
-      if (c.count++ == 0) c.first = i, c.first_value = static_cast<double>(v);
-    }
-  }
-  return c;
-}
-NonFiniteCount count_non_finite(const void* data, DType dtype, int64_t n) {
-  if (dtype == DType::f32) return count_non_finite<float>(data, n);
-  if (dtype == DType::f64) return count_non_finite<double>(data, n);
-  return {};  // integers are always finite
-}
-
 // Refuses non-finite values unless allowed: a checkpoint with a NaN in it comes from a run that
-// diverged, and training or evaluating from it only spreads the NaN.
-void check_finite(const std::string& path, const std::string& name, const void* data, DType dtype,
-                  int64_t n, NonFinite policy, const char* action) {
+// diverged, and training or evaluating from it only spreads the NaN. The scan is the one
+// `prism train` runs over gradients (autograd::count_non_finite).
+void check_finite(const std::string& path, const std::string& name, const Tensor& t,
+                  NonFinite policy, const char* action) {
   if (policy == NonFinite::allow) return;
-  const NonFiniteCount c = count_non_finite(data, dtype, n);
-  if (c.count == 0) return;
+  int64_t first = -1;
+  double value = 0;
+  const int64_t count = autograd::count_non_finite(t, &first, &value);
+  if (count == 0) return;
   fail_tensor(path, name,
-              std::to_string(c.count) + " of its " + std::to_string(n) +
-                  " values are not finite (the first, at flat index " + std::to_string(c.first) +
+              std::to_string(count) + " of its " + std::to_string(t.numel()) +
+                  " values are not finite (the first, at flat index " + std::to_string(first) +
                   ", is " +
-                  (std::isnan(c.first_value) ? "nan"
-                   : c.first_value > 0       ? "inf"
-                                             : "-inf") +
+                  (std::isnan(value) ? "nan"
+                   : value > 0       ? "inf"
+                                     : "-inf") +
                   "); refusing to " + action +
                   " a checkpoint of a run that diverged (NonFinite::allow, or prism train "
                   "--allow-non-finite, to do it anyway)");
@@ -330,7 +309,7 @@ void save_safetensors(const NamedTensors& tensors, const std::string& path,
           std::string("is on ") + device_name(t.device()) + "; only cpu tensors can be saved");
     }
     Tensor c = t.contiguous();
-    check_finite(path, name, bytes_of(c), c.dtype(), c.numel(), non_finite, "save");
+    check_finite(path, name, c, non_finite, "save");
     const uint64_t nbytes = static_cast<uint64_t>(c.nbytes());
     header[name] = {{"dtype", dtype_tag(c.dtype())},
                     {"shape", c.shape().vec()},
@@ -382,10 +361,11 @@ NamedTensors read_safetensors(const std::string& path, Metadata* metadata, NonFi
     if (e.shape.size() > static_cast<size_t>(Dims::kMax)) {
       fail_tensor(path, e.name, "has more than " + std::to_string(Dims::kMax) + " dims");
     }
-    check_finite(path, e.name, f.data() + e.begin, e.dtype,
-                 static_cast<int64_t>((e.end - e.begin) / dtype_size(e.dtype)), non_finite, "load");
   }
-  for (const Entry& e : f.entries) out.emplace_back(e.name, make_tensor(f, e));
+  for (const Entry& e : f.entries) {
+    out.emplace_back(e.name, make_tensor(f, e));
+    check_finite(path, e.name, out.back().second, non_finite, "load");
+  }
   if (metadata) *metadata = f.metadata;
   return out;
 }
@@ -420,7 +400,6 @@ void load_safetensors(Module& module, const std::string& path, bool strict, NonF
                       "; load into a cpu module");
     }
     if (!t.is_leaf()) fail_tensor(path, name, "the module's tensor is not a leaf");
-    check_finite(path, name, f.data() + e.begin, e.dtype, t.numel(), non_finite, "load");
     sources.push_back(&e);
   }
   if (strict) {
@@ -432,11 +411,14 @@ void load_safetensors(Module& module, const std::string& path, bool strict, NonF
     }
   }
 
-  // 2. Copy into fresh tensors (the only step that allocates, so the only one that can fail),
-  // 3. then let the module's handles adopt them.
+  // 2. Copy into fresh tensors (the only step that allocates) and check their values, the last
+  // checks that can fail, 3. then let the module's handles adopt them.
   std::vector<Tensor> fresh;
   fresh.reserve(sources.size());
-  for (const Entry* e : sources) fresh.push_back(make_tensor(f, *e));
+  for (size_t i = 0; i < sources.size(); ++i) {
+    fresh.push_back(make_tensor(f, *sources[i]));
+    check_finite(path, state[i].first, fresh.back(), non_finite, "load");
+  }
   for (size_t i = 0; i < state.size(); ++i) assign(state[i].second, fresh[i]);
 }
 

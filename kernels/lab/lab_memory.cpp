@@ -60,7 +60,10 @@ std::string gib(double bytes) {
 // Linux's overcommit an allocation larger than memory can succeed and the process is then
 // killed as it fills the buffer, which is far worse than an error.
 void* host_allocate(size_t n) {
-  const int64_t available = available_host_bytes();
+  // Only a large buffer can fail this way; a small one (the validation sizes make many) skips
+  // reading /proc/meminfo.
+  constexpr size_t kCheckFrom = size_t{64} << 20;
+  const int64_t available = n >= kCheckFrom ? available_host_bytes() : -1;
   if (available >= 0 && static_cast<int64_t>(n) > available) {
     throw Error("this size needs a buffer of " + gib(static_cast<double>(n)) + ", more than the " +
                 gib(static_cast<double>(available)) +
