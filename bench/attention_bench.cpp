@@ -1,5 +1,5 @@
 // Attention (naive vs flash, forward and backward) and linear+GELU (unfused vs fused, and the
-// three-op chain), through the tensor front end, with the cost formulas of tensor/costs.h as
+// three-op chain), through the tensor front end, with the cost formulas of kernels/costs.h as
 // counters (FLOPs=...G/s is GFLOP/s).
 //
 // Shapes: attention B = 1, H = 8, d = 64, L = 256 ... 4096 (the naive variant up to 2048: at
@@ -30,10 +30,10 @@
 
 #include "bench/bench_common.h"
 #include "bench/bench_tensor.h"
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
-#include "tensor/costs.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
 

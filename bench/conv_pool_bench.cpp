@@ -8,7 +8,7 @@
 //
 // Benchmarks are registered at start-up from the registry, so a new variant (a learner's
 // kernel linked in, too) is timed with the others: BM_<op>/<variant>/<shape>. Counters: FLOPs
-// and bytes per call from the ops' own cost formulas (tensor/costs.h), as rates.
+// and bytes per call from the ops' own cost formulas (kernels/costs.h), as rates.
 //
 // Validate, then time: each variant's output is compared with the naive variant's on the same
 // inputs (max |y - ref| / max |ref| within 1e-4: float32 sums in another order); a mismatch
@@ -27,8 +27,8 @@
 
 #include "bench/bench_common.h"
 #include "kernels/args.h"
+#include "kernels/costs.h"
 #include "kernels/registry.h"
-#include "tensor/costs.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // (CPU)"): every variant of softmax, log_softmax, layer_norm, cross_entropy, adam_update and
 // sgd_update, called through the tensor front end under a scoped override, plus the chain of
 // tensor ops that the fused op replaced in nn/ ("chain" rows). Counters: bytes=...G/s is GB/s of
-// the op's minimum traffic (tensor/costs.h), the same numerator for every variant of a row, so
+// the op's minimum traffic (kernels/costs.h), the same numerator for every variant of a row, so
 // the ratio of two variants' GB/s is the ratio of their speeds.
 //
 // Validate first, then time: each benchmark checks that the profiler records the variant that
@@ -22,10 +22,10 @@
 
 #include "bench/bench_common.h"
 #include "bench/bench_tensor.h"
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
-#include "tensor/costs.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
 

@@ -1,5 +1,5 @@
 // CPU kernel variants, called through the tensor front end as a user would call them, under a
-// scoped override (`kernels::Use guard(op, variant)`), with the cost formulas of tensor/costs.h
+// scoped override (`kernels::Use guard(op, variant)`), with the cost formulas of kernels/costs.h
 // as counters: FLOPs=...G/s is GFLOP/s and bytes=...G/s is GB/s of minimum traffic.
 //
 // Validate first, then time (llm.c): before timing, each benchmark checks that the variant asked
@@ -22,9 +22,9 @@
 
 #include "bench/bench_common.h"
 #include "bench/bench_tensor.h"
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
-#include "tensor/costs.h"
 #include "tensor/ops.h"
 
 namespace {

@@ -29,10 +29,10 @@
 
 #include "bench/alloc_counter.h"
 #include "bench/bench_common.h"
+#include "kernels/costs.h"
 #include "profiler/clock.h"
 #include "profiler/recorder.h"
 #include "profiler/session.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
 

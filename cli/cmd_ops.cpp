@@ -84,7 +84,7 @@ int run_ops() {
   const std::string indent(w_op + 2, ' ');
   for (size_t i = 0; i < ops.size(); ++i) {
     for (const Line& l : blocks[i]) out += row(l);
-    const std::string& formula = ops[i]->cost_formula();
+    const std::string formula = ops[i]->cost_formula();
     out += fmt::format("{}cost: {}\n", indent, formula.empty() ? "(not documented)" : formula);
   }
   if (!cuda_listed) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
 
 namespace prism::kernels {
@@ -42,8 +43,11 @@ RecordedChoices& recorded_choices() {
 
 }  // namespace
 
-OpKernels::OpKernels(std::string op, Device device, std::string cost_formula)
-    : op_(std::move(op)), device_(device), cost_formula_(std::move(cost_formula)) {}
+OpKernels::OpKernels(std::string op, Device device) : op_(std::move(op)), device_(device) {}
+
+const char* OpKernels::cost_formula() const {
+  return costs::formula(op_);
+}
 
 KernelEntry& OpKernels::add_entry(KernelEntry e) {
   if (find(e.name)) {
@@ -110,15 +114,12 @@ const KernelEntry& OpKernels::select(DType t) const {
   throw Error(op_ + ": no kernel for dtype " + dtype_name(t) + " on " + device_name(device_));
 }
 
-OpKernels& Registry::op(std::string_view name, Device device, std::string_view cost_formula) {
+OpKernels& Registry::op(std::string_view name, Device device) {
   std::lock_guard lock(mu_);
   for (auto& k : ops_) {
-    if (k.op() == name && k.device() == device) {
-      if (k.cost_formula_.empty()) k.cost_formula_ = std::string(cost_formula);
-      return k;
-    }
+    if (k.op() == name && k.device() == device) return k;
   }
-  return ops_.emplace_back(std::string(name), device, std::string(cost_formula));
+  return ops_.emplace_back(std::string(name), device);
 }
 
 const OpKernels* Registry::find(std::string_view name, Device device) const {

@@ -83,12 +83,13 @@ void (*KernelEntry::get() const)(const Args<T>&) {
 // All variants of one op on one device.
 class OpKernels {
  public:
-  OpKernels(std::string op, Device device, std::string cost_formula);
+  OpKernels(std::string op, Device device);
 
   const std::string& op() const { return op_; }
   Device device() const { return device_; }
-  // The op's cost formula in words, for `prism ops` (the code is beside the op in tensor/ops).
-  const std::string& cost_formula() const { return cost_formula_; }
+  // The op's cost formula in words, for `prism ops`: costs::formula (kernels/costs.h), the one
+  // table of them, whatever the device ("" for an op it does not know, a learner's test op).
+  const char* cost_formula() const;
 
   template <template <class> class Args>
   KernelEntry& add(std::string name, VariantTag tag, std::string idea,
@@ -129,7 +130,6 @@ class OpKernels {
   friend class Registry;
   std::string op_;
   Device device_;
-  std::string cost_formula_;
   std::deque<KernelEntry> entries_;  // deque: entries never move once registered
   size_t default_ = 0;
   int global_choice_ = -1;  // set_variant / --kernel
@@ -142,7 +142,7 @@ class OpKernels {
 class Registry {
  public:
   // The op's kernels on a device; registers the op on first use.
-  OpKernels& op(std::string_view op, Device device, std::string_view cost_formula = "");
+  OpKernels& op(std::string_view op, Device device);
   // Lookup only: nullptr if the op is not registered on that device.
   const OpKernels* find(std::string_view op, Device device) const;
   // Like find, but an unknown op is an Error listing the ops that exist.

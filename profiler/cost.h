@@ -25,7 +25,7 @@ struct Cost {
   int64_t bytes = 0;
 
   // Totals saturate at 2^63 - 1 rather than wrap: each op's count is checked when it is made
-  // (tensor/costs.h), but the sum over a long profile, or over a hostile JSON file's rows, can
+  // (kernels/costs.h), but the sum over a long profile, or over a hostile JSON file's rows, can
   // still pass the limit, and a wrapped sum is undefined behaviour printed as a negative count.
   Cost& operator+=(const Cost& o) {
     flops = saturating_add(flops, o.flops);

@@ -4,7 +4,7 @@
 // ("sgd_update", "adam_update"). Variants: "fused" (the default, one loop,
 // kernels/cpu/optim_fused.cpp) and "per_tensor" (one pass per elementary op, as a framework
 // without fusion runs it, kernels/cpu/optim_per_tensor.cpp); their results agree bit for bit.
-// They are ordinary ops: checked, costed (tensor/costs.h, docs/COSTS.md), dispatched through
+// They are ordinary ops: checked, costed (kernels/costs.h, docs/COSTS.md), dispatched through
 // the registry and recorded by the profiler, in whatever phase is current (optimizers set
 // Phase::optimizer). They are never recorded by autograd: an update is not differentiable.
 // Each bumps the version counter (Tensor::version) of every buffer it writes (param and the

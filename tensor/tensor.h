@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor/dims.h"
+#include "kernels/dims.h"
 #include "tensor/storage.h"
 
 namespace prism {

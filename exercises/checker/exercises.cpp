@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "exercises/checker/checker.h"
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 #include "tensor/ops.h"
 
 namespace prism::exercises {

@@ -149,15 +149,11 @@ void attention_backward_naive(const AttentionBackwardArgs<T>& a) {
 }  // namespace
 
 void register_attention_naive(Registry& r) {
-  r.op("attention", Device::cpu,
-       "4*B*H*Lq*Lk*d FLOPs (two products) + 5*B*H*Lq*Lk (softmax), causal: only pairs j <= i; "
-       "bytes = q + k + v + out + lse")
+  r.op("attention", Device::cpu)
       .add<AttentionArgs>("naive", VariantTag::naive,
                           "whole lq x lk score matrix per head (O(L^2) workspace)",
                           &attention_naive<float>, &attention_naive<double>);
-  r.op("attention_backward", Device::cpu,
-       "10*B*H*Lq*Lk*d FLOPs (five products) + 5*B*H*Lq*Lk + 2*B*H*Lq*d, causal: pairs j <= i; "
-       "bytes = q + k + v + out + dout + lse + dq + dk + dv")
+  r.op("attention_backward", Device::cpu)
       .add<AttentionBackwardArgs>(
           "naive", VariantTag::naive, "P rebuilt in an lq x lk matrix per head (O(L^2) workspace)",
           &attention_backward_naive<float>, &attention_backward_naive<double>);

@@ -106,17 +106,13 @@ void conv2d_backward_weight_naive(const Conv2dArgs<T>& a) {
 }  // namespace
 
 void register_conv_naive(Registry& r) {
-  r.op("conv2d", Device::cpu,
-       "2*N*O*Ho*Wo*C*kh*kw FLOPs (+ N*O*Ho*Wo bias adds); MACs half without bias; "
-       "bytes = x + w (+ bias) + y")
+  r.op("conv2d", Device::cpu)
       .add<Conv2dArgs>("naive", VariantTag::naive, "direct loops over the definition",
                        &conv2d_naive<float>, &conv2d_naive<double>);
-  r.op("conv2d_backward_input", Device::cpu,
-       "2*N*O*Ho*Wo*C*kh*kw FLOPs (MACs half); bytes = dy + w + dx")
+  r.op("conv2d_backward_input", Device::cpu)
       .add<Conv2dArgs>("naive", VariantTag::naive, "scatter each dy back over its window",
                        &conv2d_backward_input_naive<float>, &conv2d_backward_input_naive<double>);
-  r.op("conv2d_backward_weight", Device::cpu,
-       "2*N*O*Ho*Wo*C*kh*kw FLOPs (MACs half); bytes = dy + x + dw")
+  r.op("conv2d_backward_weight", Device::cpu)
       .add<Conv2dArgs>("naive", VariantTag::naive, "one dot product per weight",
                        &conv2d_backward_weight_naive<float>, &conv2d_backward_weight_naive<double>);
 }

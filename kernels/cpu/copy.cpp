@@ -33,7 +33,7 @@ void copy_naive(const CopyArgs<T>& a) {
 }  // namespace
 
 void register_copy(Registry& r) {
-  r.op("copy", Device::cpu, "0 FLOPs; bytes = 2 x numel x elem size")
+  r.op("copy", Device::cpu)
       .add<CopyArgs>("naive", VariantTag::naive, "strided odometer walk", &copy_naive<float>,
                      &copy_naive<double>, &copy_naive<int64_t>);
 }

@@ -105,9 +105,7 @@ void cross_entropy_backward_fused(const CrossEntropyBackwardArgs<T>& a) {
 }  // namespace
 
 void register_cross_entropy(Registry& r) {
-  r.op("cross_entropy", Device::cpu,
-       "4 FLOPs per logit (max, sub+exp, sum) + 3 per row; bytes = logits + int64 targets + "
-       "loss (+ float64 lse per row when saved)")
+  r.op("cross_entropy", Device::cpu)
       .add<CrossEntropyArgs>("composed", VariantTag::naive,
                              "log_softmax into a [rows, cols] buffer, then pick and reduce",
                              &cross_entropy_composed<float>, &cross_entropy_composed<double>);
@@ -115,9 +113,7 @@ void register_cross_entropy(Registry& r) {
       .add<CrossEntropyArgs>("fused", VariantTag::fused,
                              "online log-sum-exp and the target's logit per row, no buffer",
                              &cross_entropy_fused<float>, &cross_entropy_fused<double>);
-  r.op("cross_entropy_backward", Device::cpu,
-       "3 FLOPs per logit (sub+exp, scale) + 1 per row (the one-hot); bytes = logits + targets "
-       "+ lse + dlogits")
+  r.op("cross_entropy_backward", Device::cpu)
       .add<CrossEntropyBackwardArgs>(
           "fused", VariantTag::fused, "softmax minus one-hot from the saved lse, one pass",
           &cross_entropy_backward_fused<float>, &cross_entropy_backward_fused<double>);

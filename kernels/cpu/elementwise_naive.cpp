@@ -45,7 +45,8 @@ void binary_naive(const BinaryArgs<T>& a) {
   int64_t oa = 0, ob = 0;
   const int64_t sa = a.a_stride[last], sb = a.b_stride[last];
   for (int64_t i = 0; i < a.numel;) {
-    for (int64_t j = 0; j < a.shape[last]; ++j, ++i) a.out[i] = f(a.a[oa + j * sa], a.b[ob + j * sb]);
+    for (int64_t j = 0; j < a.shape[last]; ++j, ++i)
+      a.out[i] = f(a.a[oa + j * sa], a.b[ob + j * sb]);
     for (int d = last - 1; d >= 0; --d) {
       oa += a.a_stride[d];
       ob += a.b_stride[d];
@@ -58,15 +59,15 @@ void binary_naive(const BinaryArgs<T>& a) {
 }
 
 template <class F>
-void add_unary(Registry& r, const char* op, const char* formula) {
-  r.op(op, Device::cpu, formula)
+void add_unary(Registry& r, const char* op) {
+  r.op(op, Device::cpu)
       .add<UnaryArgs>("naive", VariantTag::naive, "strided loop over the output",
                       &unary_naive<float, F>, &unary_naive<double, F>);
 }
 
 template <class F>
-void add_binary(Registry& r, const char* op, const char* formula) {
-  r.op(op, Device::cpu, formula)
+void add_binary(Registry& r, const char* op) {
+  r.op(op, Device::cpu)
       .add<BinaryArgs>("naive", VariantTag::naive, "strided loop, broadcast by stride 0",
                        &binary_naive<float, F>, &binary_naive<double, F>);
 }
@@ -75,23 +76,23 @@ void add_binary(Registry& r, const char* op, const char* formula) {
 
 void register_elementwise_naive(Registry& r) {
   using namespace math;
-  add_unary<Neg>(r, "neg", "1 FLOP/elem; bytes = in + out");
-  add_unary<Exp>(r, "exp", "1 FLOP/elem; bytes = in + out");
-  add_unary<Log>(r, "log", "1 FLOP/elem; bytes = in + out");
-  add_unary<Sqrt>(r, "sqrt", "1 FLOP/elem; bytes = in + out");
-  add_unary<Tanh>(r, "tanh", "1 FLOP/elem; bytes = in + out");
-  add_unary<Relu>(r, "relu", "1 FLOP/elem (a compare); bytes = in + out");
-  add_unary<Sigmoid>(r, "sigmoid", "3 FLOP/elem (neg, exp, add+div counted as 1); bytes = in + out");
-  add_unary<Gelu>(r, "gelu", "8 FLOP/elem (tanh approximation); bytes = in + out");
-  add_binary<Add>(r, "add", "1 FLOP/out elem; bytes = a + b + out");
-  add_binary<Sub>(r, "sub", "1 FLOP/out elem; bytes = a + b + out");
-  add_binary<Mul>(r, "mul", "1 FLOP/out elem; bytes = a + b + out");
-  add_binary<Div>(r, "div", "1 FLOP/out elem; bytes = a + b + out");
-  add_binary<Pow>(r, "pow", "1 FLOP/out elem; bytes = a + b + out");
-  add_binary<ReluBackward>(r, "relu_backward", "1 FLOP/elem; bytes = x + g + dx");
-  add_binary<SigmoidBackward>(r, "sigmoid_backward", "3 FLOP/elem; bytes = y + g + dx");
-  add_binary<TanhBackward>(r, "tanh_backward", "3 FLOP/elem; bytes = y + g + dx");
-  add_binary<GeluBackward>(r, "gelu_backward", "16 FLOP/elem; bytes = x + g + dx");
+  add_unary<Neg>(r, "neg");
+  add_unary<Exp>(r, "exp");
+  add_unary<Log>(r, "log");
+  add_unary<Sqrt>(r, "sqrt");
+  add_unary<Tanh>(r, "tanh");
+  add_unary<Relu>(r, "relu");
+  add_unary<Sigmoid>(r, "sigmoid");
+  add_unary<Gelu>(r, "gelu");
+  add_binary<Add>(r, "add");
+  add_binary<Sub>(r, "sub");
+  add_binary<Mul>(r, "mul");
+  add_binary<Div>(r, "div");
+  add_binary<Pow>(r, "pow");
+  add_binary<ReluBackward>(r, "relu_backward");
+  add_binary<SigmoidBackward>(r, "sigmoid_backward");
+  add_binary<TanhBackward>(r, "tanh_backward");
+  add_binary<GeluBackward>(r, "gelu_backward");
 }
 
 }  // namespace prism::kernels::cpu

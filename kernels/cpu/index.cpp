@@ -87,18 +87,18 @@ void index_add_naive(const IndexSelectArgs<T>& a) {
 }  // namespace
 
 void register_index(Registry& r) {
-  r.op("gather", Device::cpu, "0 FLOPs; bytes = index + 2 x out")
+  r.op("gather", Device::cpu)
       .add<GatherArgs>("naive", VariantTag::naive, "loop over the index", &gather_naive<float>,
                        &gather_naive<double>, &gather_naive<int64_t>);
-  r.op("scatter_add", Device::cpu, "1 FLOP per src element; bytes = index + src + 2 x src")
-      .add<GatherArgs>("naive", VariantTag::naive, "loop over the index",
-                       &scatter_add_naive<float>, &scatter_add_naive<double>);
-  r.op("index_select", Device::cpu, "0 FLOPs; bytes = index + 2 x out")
+  r.op("scatter_add", Device::cpu)
+      .add<GatherArgs>("naive", VariantTag::naive, "loop over the index", &scatter_add_naive<float>,
+                       &scatter_add_naive<double>);
+  r.op("index_select", Device::cpu)
       .add<IndexSelectArgs>("naive", VariantTag::naive, "row copies", &index_select_naive<float>,
                             &index_select_naive<double>, &index_select_naive<int64_t>);
-  r.op("index_add", Device::cpu, "1 FLOP per src element; bytes = index + 3 x src")
-      .add<IndexSelectArgs>("naive", VariantTag::naive, "row accumulation",
-                            &index_add_naive<float>, &index_add_naive<double>);
+  r.op("index_add", Device::cpu)
+      .add<IndexSelectArgs>("naive", VariantTag::naive, "row accumulation", &index_add_naive<float>,
+                            &index_add_naive<double>);
 }
 
 }  // namespace prism::kernels::cpu

@@ -231,9 +231,7 @@ void layer_norm_backward_fused(const LayerNormBackwardArgs<T>& a) {
 }  // namespace
 
 void register_layer_norm(Registry& r) {
-  r.op("layer_norm", Device::cpu,
-       "6 FLOPs per element (+1 with weight, +1 with bias) + 5 per row; bytes = x + y + weight + "
-       "bias (+ mean and rstd when saved)")
+  r.op("layer_norm", Device::cpu)
       .add<LayerNormArgs>("two_pass", VariantTag::naive,
                           "three passes per row: mean, variance, normalise (double sums)",
                           &layer_norm_two_pass<float>, &layer_norm_two_pass<double>);
@@ -241,9 +239,7 @@ void register_layer_norm(Registry& r) {
       .add<LayerNormArgs>("one_pass", VariantTag::fused,
                           "two passes per row: Welford mean+variance on 64 lanes, normalise",
                           &layer_norm_one_pass<float>, &layer_norm_one_pass<double>);
-  r.op("layer_norm_backward", Device::cpu,
-       "11 FLOPs per element (+2 for dweight, +1 for dbias); bytes = x + g + dx + weight + "
-       "mean + rstd + dweight + dbias")
+  r.op("layer_norm_backward", Device::cpu)
       .add<LayerNormBackwardArgs>(
           "fused", VariantTag::fused, "dx, dweight and dbias in one kernel, two passes per row",
           &layer_norm_backward_fused<float>, &layer_norm_backward_fused<double>);

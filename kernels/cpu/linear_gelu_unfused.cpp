@@ -40,9 +40,7 @@ void linear_gelu_unfused(const LinearGeluArgs<T>& a) {
 }  // namespace
 
 void register_linear_gelu_unfused(Registry& r) {
-  r.op("linear_gelu", Device::cpu,
-       "2*rows*out*in FLOPs (GEMM) + 9 per output (bias add + GELU; 8 without bias); "
-       "bytes = x + w + b + y (+ z when saved for backward)")
+  r.op("linear_gelu", Device::cpu)
       .add<LinearGeluArgs>("unfused", VariantTag::naive,
                            "GEMM, then a bias pass, then a GELU pass over the whole output",
                            &linear_gelu_unfused<float>, &linear_gelu_unfused<double>);

@@ -19,7 +19,8 @@ void matmul_naive(const MatmulArgs<T>& a) {
     for (int64_t i = 0; i < a.m; ++i) {
       for (int64_t j = 0; j < a.n; ++j) {
         T acc = 0;
-        for (int64_t p = 0; p < a.k; ++p) acc += A[i * a.a_rs + p * a.a_cs] * B[p * a.b_rs + j * a.b_cs];
+        for (int64_t p = 0; p < a.k; ++p)
+          acc += A[i * a.a_rs + p * a.a_cs] * B[p * a.b_rs + j * a.b_cs];
         C[i * a.n + j] = acc;
       }
     }
@@ -29,7 +30,7 @@ void matmul_naive(const MatmulArgs<T>& a) {
 }  // namespace
 
 void register_matmul_naive(Registry& r) {
-  r.op("matmul", Device::cpu, "2*m*n*k FLOPs per batch (m*n*k MACs); bytes = A + B + C")
+  r.op("matmul", Device::cpu)
       .add<MatmulArgs>("naive", VariantTag::naive, "ijk triple loop", &matmul_naive<float>,
                        &matmul_naive<double>);
 }

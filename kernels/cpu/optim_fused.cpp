@@ -116,14 +116,10 @@ void adam_fused(const AdamArgs<T>& a) {
 }  // namespace
 
 void register_optim_fused(Registry& r) {
-  r.op("sgd_update", Device::cpu,
-       "2 FLOP/elem + 2 with weight decay + 2 with momentum + 2 more for Nesterov; bytes = "
-       "param read+write + grad (+ velocity read+write)")
+  r.op("sgd_update", Device::cpu)
       .add<SgdArgs>("fused", VariantTag::fused, "one in-place loop over param, grad, velocity",
                     &sgd_fused<float>, &sgd_fused<double>);
-  r.op("adam_update", Device::cpu,
-       "13 FLOP/elem + 2 with L2 weight decay (Adam) or + 1 decoupled (AdamW); bytes = param, "
-       "m, v read+write + grad")
+  r.op("adam_update", Device::cpu)
       .add<AdamArgs>("fused", VariantTag::fused, "one in-place loop over param, grad, m, v",
                      &adam_fused<float>, &adam_fused<double>);
 }

@@ -135,17 +135,16 @@ template void max_pool2d_naive<float>(const Pool2dArgs<float>&);
 template void max_pool2d_naive<double>(const Pool2dArgs<double>&);
 
 void register_pool_naive(Registry& r) {
-  r.op("max_pool2d", Device::cpu,
-       "k*k FLOPs (compares) per output; bytes = x + y + int64 argmax per output")
+  r.op("max_pool2d", Device::cpu)
       .add<Pool2dArgs>("naive", VariantTag::naive, "scan each window, keep the argmax",
                        &max_pool2d_naive<float>, &max_pool2d_naive<double>);
-  r.op("max_pool2d_backward", Device::cpu, "1 FLOP per dy element; bytes = dy + argmax + dx")
+  r.op("max_pool2d_backward", Device::cpu)
       .add<Pool2dArgs>("naive", VariantTag::naive, "dx[argmax] += dy",
                        &max_pool2d_backward_naive<float>, &max_pool2d_backward_naive<double>);
-  r.op("avg_pool2d", Device::cpu, "k*k FLOPs (adds + divide) per output; bytes = x + y")
+  r.op("avg_pool2d", Device::cpu)
       .add<Pool2dArgs>("naive", VariantTag::naive, "sum each window, divide by its real count",
                        &avg_pool2d_naive<float>, &avg_pool2d_naive<double>);
-  r.op("avg_pool2d_backward", Device::cpu, "k*k FLOPs per dy element; bytes = dy + dx")
+  r.op("avg_pool2d_backward", Device::cpu)
       .add<Pool2dArgs>("naive", VariantTag::naive, "spread dy / count over each window",
                        &avg_pool2d_backward_naive<float>, &avg_pool2d_backward_naive<double>);
 }

@@ -57,16 +57,16 @@ void max_naive(const ReduceArgs<T>& a) {
 }  // namespace
 
 void register_reduce_naive(Registry& r) {
-  r.op("sum", Device::cpu, "(inner-1) FLOPs per output; bytes = in + out")
+  r.op("sum", Device::cpu)
       .add<ReduceArgs>("naive", VariantTag::naive, "row loop, double accumulator",
                        &sum_naive<float>, &sum_naive<double>);
-  r.op("mean", Device::cpu, "(inner-1) adds + 1 divide per output; bytes = in + out")
+  r.op("mean", Device::cpu)
       .add<ReduceArgs>("naive", VariantTag::naive, "row loop, double accumulator",
                        &mean_naive<float>, &mean_naive<double>);
-  r.op("max", Device::cpu, "(inner-1) compares per output; bytes = in + out + indices")
+  r.op("max", Device::cpu)
       .add<ReduceArgs>("naive", VariantTag::naive, "row loop", &max_naive<float>,
                        &max_naive<double>);
-  r.op("argmax", Device::cpu, "(inner-1) compares per output; bytes = in + indices")
+  r.op("argmax", Device::cpu)
       .add<ReduceArgs>("naive", VariantTag::naive, "row loop", &max_naive<float>,
                        &max_naive<double>);
 }

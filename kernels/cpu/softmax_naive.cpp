@@ -24,18 +24,26 @@ void softmax_rows(const SoftmaxArgs<T>& a, bool log) {
     T m = x[0];
     for (int64_t j = 1; j < a.cols; ++j) m = std::max(m, x[j * a.col_stride]);
     double sum = 0;
-    for (int64_t j = 0; j < a.cols; ++j) sum += std::exp(static_cast<double>(x[j * a.col_stride] - m));
+    for (int64_t j = 0; j < a.cols; ++j)
+      sum += std::exp(static_cast<double>(x[j * a.col_stride] - m));
     if (log) {
       T lse = static_cast<T>(std::log(sum));
       for (int64_t j = 0; j < a.cols; ++j) y[j] = x[j * a.col_stride] - m - lse;
     } else {
-      for (int64_t j = 0; j < a.cols; ++j) y[j] = static_cast<T>(std::exp(static_cast<double>(x[j * a.col_stride] - m)) / sum);
+      for (int64_t j = 0; j < a.cols; ++j)
+        y[j] = static_cast<T>(std::exp(static_cast<double>(x[j * a.col_stride] - m)) / sum);
     }
   }
 }
 
-template <class T> void softmax_naive(const SoftmaxArgs<T>& a) { softmax_rows(a, false); }
-template <class T> void log_softmax_naive(const SoftmaxArgs<T>& a) { softmax_rows(a, true); }
+template <class T>
+void softmax_naive(const SoftmaxArgs<T>& a) {
+  softmax_rows(a, false);
+}
+template <class T>
+void log_softmax_naive(const SoftmaxArgs<T>& a) {
+  softmax_rows(a, true);
+}
 
 template <class T>
 void softmax_backward_naive(const SoftmaxBackwardArgs<T>& a) {
@@ -64,16 +72,16 @@ void log_softmax_backward_naive(const SoftmaxBackwardArgs<T>& a) {
 }  // namespace
 
 void register_softmax_naive(Registry& r) {
-  r.op("softmax", Device::cpu, "4 FLOPs per element (max, sub+exp, sum, div); bytes = in + out")
+  r.op("softmax", Device::cpu)
       .add<SoftmaxArgs>("naive", VariantTag::naive, "three passes per row", &softmax_naive<float>,
                         &softmax_naive<double>);
-  r.op("log_softmax", Device::cpu, "4 FLOPs per element (max, sub+exp, sum, sub); bytes = in + out")
+  r.op("log_softmax", Device::cpu)
       .add<SoftmaxArgs>("naive", VariantTag::naive, "three passes per row",
                         &log_softmax_naive<float>, &log_softmax_naive<double>);
-  r.op("softmax_backward", Device::cpu, "4 FLOPs per element; bytes = y + g + dx")
+  r.op("softmax_backward", Device::cpu)
       .add<SoftmaxBackwardArgs>("naive", VariantTag::naive, "dot, then one pass per row",
                                 &softmax_backward_naive<float>, &softmax_backward_naive<double>);
-  r.op("log_softmax_backward", Device::cpu, "4 FLOPs per element; bytes = y + g + dx")
+  r.op("log_softmax_backward", Device::cpu)
       .add<SoftmaxBackwardArgs>("naive", VariantTag::naive, "sum, then one pass per row",
                                 &log_softmax_backward_naive<float>,
                                 &log_softmax_backward_naive<double>);

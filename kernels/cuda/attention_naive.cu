@@ -233,9 +233,7 @@ template void attention_backward_naive<float>(const AttentionBackwardArgs<float>
 template void attention_backward_naive<double>(const AttentionBackwardArgs<double>&);
 
 void register_attention(Registry& r) {
-  r.op("attention", Device::cuda,
-       "4*B*H*Lq*Lk*d FLOPs (two products) + 5*B*H*Lq*Lk (softmax), causal: only pairs j <= i; "
-       "bytes = q + k + v + out + lse")
+  r.op("attention", Device::cuda)
       .add<AttentionArgs>("naive", VariantTag::naive,
                           "cuBLAS QK^T into an lq x lk matrix per head, row softmax, cuBLAS PV",
                           &attention_naive<float>, &attention_naive<double>);
@@ -243,9 +241,7 @@ void register_attention(Registry& r) {
       .add<AttentionArgs>("flash", VariantTag::fused,
                           "one kernel: K/V tiles in shared memory, online softmax in registers",
                           &attention_flash<float>, &attention_flash<double>);
-  r.op("attention_backward", Device::cuda,
-       "10*B*H*Lq*Lk*d FLOPs (five products) + 5*B*H*Lq*Lk + 2*B*H*Lq*d, causal: pairs j <= i; "
-       "bytes = q + k + v + out + dout + lse + dq + dk + dv")
+  r.op("attention_backward", Device::cuda)
       .add<AttentionBackwardArgs>(
           "naive", VariantTag::naive, "P and dP as lq x lk matrices per head, five cuBLAS GEMMs",
           &attention_backward_naive<float>, &attention_backward_naive<double>);

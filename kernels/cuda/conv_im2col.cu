@@ -206,19 +206,15 @@ void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
 }  // namespace
 
 void register_conv(Registry& r) {
-  r.op("conv2d", Device::cuda,
-       "2*N*O*Ho*Wo*C*kh*kw FLOPs (+ N*O*Ho*Wo bias adds); MACs half without bias; "
-       "bytes = x + w (+ bias) + y")
+  r.op("conv2d", Device::cuda)
       .add<Conv2dArgs>("im2col", VariantTag::optimized,
                        "unfold a chunk of images, one batched cuBLAS GEMM per chunk",
                        &conv2d_im2col<float>, &conv2d_im2col<double>);
-  r.op("conv2d_backward_input", Device::cuda,
-       "2*N*O*Ho*Wo*C*kh*kw FLOPs (MACs half); bytes = dy + w + dx")
+  r.op("conv2d_backward_input", Device::cuda)
       .add<Conv2dArgs>("im2col", VariantTag::optimized,
                        "W^T @ dy per chunk (batched cuBLAS GEMM), then a col2im gather",
                        &conv2d_backward_input_im2col<float>, &conv2d_backward_input_im2col<double>);
-  r.op("conv2d_backward_weight", Device::cuda,
-       "2*N*O*Ho*Wo*C*kh*kw FLOPs (MACs half); bytes = dy + x + dw")
+  r.op("conv2d_backward_weight", Device::cuda)
       .add<Conv2dArgs>("im2col", VariantTag::optimized,
                        "dy [O, nb*P] @ cols^T per chunk: the image sum inside one cuBLAS GEMM",
                        &conv2d_backward_weight_im2col<float>,

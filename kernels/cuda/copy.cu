@@ -11,7 +11,6 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/strided.cuh"
 
@@ -55,9 +54,10 @@ void copy_naive(const CopyArgs<T>& a) {
 }  // namespace
 
 void register_copy(Registry& r) {
-  cuda_op(r, "copy").add<CopyArgs>("naive", VariantTag::naive,
-                                   "one thread per element, strided source and destination",
-                                   &copy_naive<float>, &copy_naive<double>, &copy_naive<int64_t>);
+  r.op("copy", Device::cuda)
+      .add<CopyArgs>("naive", VariantTag::naive,
+                     "one thread per element, strided source and destination", &copy_naive<float>,
+                     &copy_naive<double>, &copy_naive<int64_t>);
 }
 
 }  // namespace prism::kernels::cuda

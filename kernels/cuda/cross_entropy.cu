@@ -34,7 +34,6 @@
 
 #include "kernels/cuda/bad_index.cuh"
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/online_softmax.cuh"
@@ -203,15 +202,15 @@ void cross_entropy_backward_fused(const CrossEntropyBackwardArgs<T>& a) {
 }  // namespace
 
 void register_cross_entropy(Registry& r) {
-  cuda_op(r, "cross_entropy")
+  r.op("cross_entropy", Device::cuda)
       .add<CrossEntropyArgs>("composed", VariantTag::naive,
                              "log_softmax into a [rows, cols] buffer, then pick and reduce",
                              &cross_entropy_composed<float>, &cross_entropy_composed<double>);
-  cuda_op(r, "cross_entropy")
+  r.op("cross_entropy", Device::cuda)
       .add<CrossEntropyArgs>("fused", VariantTag::fused,
                              "online log-sum-exp and the target's logit per row, no buffer",
                              &cross_entropy_fused<float>, &cross_entropy_fused<double>);
-  cuda_op(r, "cross_entropy_backward")
+  r.op("cross_entropy_backward", Device::cuda)
       .add<CrossEntropyBackwardArgs>(
           "fused", VariantTag::fused, "softmax minus one-hot from the saved lse, a group per row",
           &cross_entropy_backward_fused<float>, &cross_entropy_backward_fused<double>);

@@ -16,7 +16,6 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/strided.cuh"
@@ -105,16 +104,17 @@ void binary_naive(const BinaryArgs<T>& args) {
 
 template <class F>
 void add_unary(Registry& r, const char* op) {
-  cuda_op(r, op).add<UnaryArgs>("naive", VariantTag::naive,
-                                "one thread per output element, strided reads",
-                                &unary_naive<float, F>, &unary_naive<double, F>);
+  r.op(op, Device::cuda)
+      .add<UnaryArgs>("naive", VariantTag::naive, "one thread per output element, strided reads",
+                      &unary_naive<float, F>, &unary_naive<double, F>);
 }
 
 template <class F>
 void add_binary(Registry& r, const char* op) {
-  cuda_op(r, op).add<BinaryArgs>("naive", VariantTag::naive,
-                                 "one thread per output element, broadcast by stride 0",
-                                 &binary_naive<float, F>, &binary_naive<double, F>);
+  r.op(op, Device::cuda)
+      .add<BinaryArgs>("naive", VariantTag::naive,
+                       "one thread per output element, broadcast by stride 0",
+                       &binary_naive<float, F>, &binary_naive<double, F>);
 }
 
 }  // namespace

@@ -28,7 +28,6 @@
 
 #include "kernels/cuda/bad_index.cuh"
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/strided.cuh"
 
@@ -244,18 +243,18 @@ void index_add_naive(const IndexSelectArgs<T>& a) {
 }  // namespace
 
 void register_index(Registry& r) {
-  cuda_op(r, "gather")
+  r.op("gather", Device::cuda)
       .add<GatherArgs>("naive", VariantTag::naive, "one thread per output element, index checked",
                        &gather_naive<float>, &gather_naive<double>, &gather_naive<int64_t>);
-  cuda_op(r, "scatter_add")
+  r.op("scatter_add", Device::cuda)
       .add<GatherArgs>("naive", VariantTag::naive,
                        "one thread per fibre along dim, in order (deterministic, no atomics)",
                        &scatter_add_naive<float>, &scatter_add_naive<double>);
-  cuda_op(r, "index_select")
+  r.op("index_select", Device::cuda)
       .add<IndexSelectArgs>("naive", VariantTag::naive, "one thread per output element",
                             &index_select_naive<float>, &index_select_naive<double>,
                             &index_select_naive<int64_t>);
-  cuda_op(r, "index_add")
+  r.op("index_add", Device::cuda)
       .add<IndexSelectArgs>("naive", VariantTag::naive,
                             "one thread per (outer, inner) column, rows in order (no atomics)",
                             &index_add_naive<float>, &index_add_naive<double>);

@@ -32,7 +32,6 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/row_reduce.cuh"
@@ -295,15 +294,15 @@ void layer_norm_backward_fused(const LayerNormBackwardArgs<T>& a) {
 }  // namespace
 
 void register_layer_norm(Registry& r) {
-  cuda_op(r, "layer_norm")
+  r.op("layer_norm", Device::cuda)
       .add<LayerNormArgs>("two_pass", VariantTag::naive,
                           "three passes per row: mean, variance, normalise (double sums)",
                           &layer_norm_two_pass<float>, &layer_norm_two_pass<double>);
-  cuda_op(r, "layer_norm")
+  r.op("layer_norm", Device::cuda)
       .add<LayerNormArgs>("one_pass", VariantTag::fused,
                           "two passes per row: Welford per thread, Chan's merge, normalise",
                           &layer_norm_one_pass<float>, &layer_norm_one_pass<double>);
-  cuda_op(r, "layer_norm_backward")
+  r.op("layer_norm_backward", Device::cuda)
       .add<LayerNormBackwardArgs>("fused", VariantTag::fused,
                                   "dx a group per row; dweight, dbias column sums in row chunks",
                                   &layer_norm_backward_fused<float>,

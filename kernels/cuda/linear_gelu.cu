@@ -93,9 +93,7 @@ void linear_gelu_fused(const LinearGeluArgs<T>& a) {
 }  // namespace
 
 void register_linear_gelu(Registry& r) {
-  r.op("linear_gelu", Device::cuda,
-       "2*rows*out*in FLOPs (GEMM) + 9 per output (bias add + GELU; 8 without bias); "
-       "bytes = x + w + b + y (+ z when saved for backward)")
+  r.op("linear_gelu", Device::cuda)
       .add<LinearGeluArgs>("unfused", VariantTag::naive,
                            "cuBLAS GEMM, then one bias + GELU pass over the output",
                            &linear_gelu_unfused<float>, &linear_gelu_unfused<double>);

@@ -23,7 +23,7 @@ void matmul_cublas(const MatmulArgs<T>& a) {
 }  // namespace
 
 void register_matmul_cublas(Registry& r) {
-  r.op("matmul", Device::cuda, "2*m*n*k FLOPs per batch (m*n*k MACs); bytes = A + B + C")
+  r.op("matmul", Device::cuda)
       .add<MatmulArgs>("reference", VariantTag::reference,
                        "cuBLAS strided-batched GEMM (C^T = B^T A^T), transposes read in place",
                        &matmul_cublas<float>, &matmul_cublas<double>);

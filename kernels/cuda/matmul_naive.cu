@@ -40,7 +40,7 @@ void matmul_naive(const MatmulArgs<T>& a) {
 }  // namespace
 
 void register_matmul_naive(Registry& r) {
-  r.op("matmul", Device::cuda, "2*m*n*k FLOPs per batch (m*n*k MACs); bytes = A + B + C")
+  r.op("matmul", Device::cuda)
       .add<MatmulArgs>("naive", VariantTag::naive, "one thread per output element, k loop",
                        &matmul_naive<float>, &matmul_naive<double>);
 }

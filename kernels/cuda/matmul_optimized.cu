@@ -26,7 +26,7 @@ void matmul_optimized(const MatmulArgs<T>& a) {
 }  // namespace
 
 void register_matmul_optimized(Registry& r) {
-  r.op("matmul", Device::cuda, "2*m*n*k FLOPs per batch (m*n*k MACs); bytes = A + B + C")
+  r.op("matmul", Device::cuda)
       .add<MatmulArgs>("optimized", VariantTag::optimized,
                        "128x128x8 smem tiles, 8x8 register micro-tile per thread, float4 loads",
                        &matmul_optimized<float>, &matmul_optimized<double>);

@@ -66,7 +66,7 @@ void matmul_tiled(const MatmulArgs<T>& a) {
 }  // namespace
 
 void register_matmul_tiled(Registry& r) {
-  r.op("matmul", Device::cuda, "2*m*n*k FLOPs per batch (m*n*k MACs); bytes = A + B + C")
+  r.op("matmul", Device::cuda)
       .add<MatmulArgs>("tiled", VariantTag::optimized,
                        "32x32 shared-memory tiles of A and B, one output per thread",
                        &matmul_tiled<float>, &matmul_tiled<double>);

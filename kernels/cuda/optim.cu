@@ -23,7 +23,6 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/kernel_list.h"
 
 namespace prism::kernels::cuda {
@@ -324,17 +323,17 @@ void adam_per_tensor(const AdamArgs<T>& a) {
 }  // namespace
 
 void register_optim(Registry& r) {
-  cuda_op(r, "sgd_update")
+  r.op("sgd_update", Device::cuda)
       .add<SgdArgs>("fused", VariantTag::fused, "one in-place kernel over param, grad, velocity",
                     &sgd_fused<float>, &sgd_fused<double>);
-  cuda_op(r, "sgd_update")
+  r.op("sgd_update", Device::cuda)
       .add<SgdArgs>("per_tensor", VariantTag::naive,
                     "one kernel per tensor op, temporaries for g + wd p and the Nesterov step",
                     &sgd_per_tensor<float>, &sgd_per_tensor<double>);
-  cuda_op(r, "adam_update")
+  r.op("adam_update", Device::cuda)
       .add<AdamArgs>("fused", VariantTag::fused, "one in-place kernel over param, grad, m, v",
                      &adam_fused<float>, &adam_fused<double>);
-  cuda_op(r, "adam_update")
+  r.op("adam_update", Device::cuda)
       .add<AdamArgs>("per_tensor", VariantTag::naive,
                      "one kernel per tensor op (10 with decay), a temporary for the denominator",
                      &adam_per_tensor<float>, &adam_per_tensor<double>);

@@ -154,19 +154,18 @@ void avg_pool2d_backward(const Pool2dArgs<T>& a) {
 }  // namespace
 
 void register_pool(Registry& r) {
-  r.op("max_pool2d", Device::cuda,
-       "k*k FLOPs (compares) per output; bytes = x + y + int64 argmax per output")
+  r.op("max_pool2d", Device::cuda)
       .add<Pool2dArgs>("naive", VariantTag::naive, "one thread per output scans its window",
                        &max_pool2d<float>, &max_pool2d<double>);
-  r.op("max_pool2d_backward", Device::cuda, "1 FLOP per dy element; bytes = dy + argmax + dx")
+  r.op("max_pool2d_backward", Device::cuda)
       .add<Pool2dArgs>("naive", VariantTag::naive,
                        "one thread per dx element gathers dy where the argmax is it (no atomics)",
                        &max_pool2d_backward<float>, &max_pool2d_backward<double>);
-  r.op("avg_pool2d", Device::cuda, "k*k FLOPs (adds + divide) per output; bytes = x + y")
+  r.op("avg_pool2d", Device::cuda)
       .add<Pool2dArgs>("naive", VariantTag::naive,
                        "one thread per output sums its window, divides by its real count",
                        &avg_pool2d<float>, &avg_pool2d<double>);
-  r.op("avg_pool2d_backward", Device::cuda, "k*k FLOPs per dy element; bytes = dy + dx")
+  r.op("avg_pool2d_backward", Device::cuda)
       .add<Pool2dArgs>("naive", VariantTag::naive,
                        "one thread per dx element gathers dy / count of its windows",
                        &avg_pool2d_backward<float>, &avg_pool2d_backward<double>);

@@ -32,7 +32,6 @@
 #include <limits>
 
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/row_reduce.cuh"
 
@@ -339,19 +338,25 @@ void max_optimized(const ReduceArgs<T>& a) {
 void register_reduce(Registry& r) {
   const char* naive_idea = "one thread per row, the CPU loop (double accumulator)";
   const char* opt_idea = "a warp or block per row (columns: 32 rows x 8 slices), tree, split rows";
-  cuda_op(r, "sum").add<ReduceArgs>("naive", VariantTag::naive, naive_idea, &sum_naive<float>,
-                                    &sum_naive<double>);
-  cuda_op(r, "sum").add<ReduceArgs>("optimized", VariantTag::optimized, opt_idea,
-                                    &sum_optimized<float>, &sum_optimized<double>);
-  cuda_op(r, "mean").add<ReduceArgs>("naive", VariantTag::naive, naive_idea, &mean_naive<float>,
-                                     &mean_naive<double>);
-  cuda_op(r, "mean").add<ReduceArgs>("optimized", VariantTag::optimized, opt_idea,
-                                     &mean_optimized<float>, &mean_optimized<double>);
+  r.op("sum", Device::cuda)
+      .add<ReduceArgs>("naive", VariantTag::naive, naive_idea, &sum_naive<float>,
+                       &sum_naive<double>);
+  r.op("sum", Device::cuda)
+      .add<ReduceArgs>("optimized", VariantTag::optimized, opt_idea, &sum_optimized<float>,
+                       &sum_optimized<double>);
+  r.op("mean", Device::cuda)
+      .add<ReduceArgs>("naive", VariantTag::naive, naive_idea, &mean_naive<float>,
+                       &mean_naive<double>);
+  r.op("mean", Device::cuda)
+      .add<ReduceArgs>("optimized", VariantTag::optimized, opt_idea, &mean_optimized<float>,
+                       &mean_optimized<double>);
   for (const char* op : {"max", "argmax"}) {
-    cuda_op(r, op).add<ReduceArgs>("naive", VariantTag::naive, "one thread per row, the CPU loop",
-                                   &max_naive<float>, &max_naive<double>);
-    cuda_op(r, op).add<ReduceArgs>("optimized", VariantTag::optimized, opt_idea,
-                                   &max_optimized<float>, &max_optimized<double>);
+    r.op(op, Device::cuda)
+        .add<ReduceArgs>("naive", VariantTag::naive, "one thread per row, the CPU loop",
+                         &max_naive<float>, &max_naive<double>);
+    r.op(op, Device::cuda)
+        .add<ReduceArgs>("optimized", VariantTag::optimized, opt_idea, &max_optimized<float>,
+                         &max_optimized<double>);
   }
 }
 

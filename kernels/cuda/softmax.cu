@@ -24,7 +24,6 @@
 #include <limits>
 
 #include "kernels/cuda/cuda_common.h"
-#include "kernels/cuda/cuda_op.h"
 #include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/online_softmax.cuh"
@@ -155,26 +154,26 @@ void softmax_backward(const SoftmaxBackwardArgs<T>& a) {
 }  // namespace
 
 void register_softmax(Registry& r) {
-  cuda_op(r, "softmax")
+  r.op("softmax", Device::cuda)
       .add<SoftmaxArgs>("naive", VariantTag::naive,
                         "three passes per row (max, sum, write), a warp or block per row",
                         &softmax_naive<float, false>, &softmax_naive<double, false>);
-  cuda_op(r, "softmax")
+  r.op("softmax", Device::cuda)
       .add<SoftmaxArgs>("online", VariantTag::fused,
                         "online max+sum in one read, then write; a warp or block per row",
                         &softmax_online<float, false>, &softmax_online<double, false>);
-  cuda_op(r, "log_softmax")
+  r.op("log_softmax", Device::cuda)
       .add<SoftmaxArgs>("naive", VariantTag::naive,
                         "three passes per row (max, sum, write), a warp or block per row",
                         &softmax_naive<float, true>, &softmax_naive<double, true>);
-  cuda_op(r, "log_softmax")
+  r.op("log_softmax", Device::cuda)
       .add<SoftmaxArgs>("online", VariantTag::fused,
                         "online max+sum in one read, then write; a warp or block per row",
                         &softmax_online<float, true>, &softmax_online<double, true>);
-  cuda_op(r, "softmax_backward")
+  r.op("softmax_backward", Device::cuda)
       .add<SoftmaxBackwardArgs>("naive", VariantTag::naive, "dot, then one pass; a group per row",
                                 &softmax_backward<float, false>, &softmax_backward<double, false>);
-  cuda_op(r, "log_softmax_backward")
+  r.op("log_softmax_backward", Device::cuda)
       .add<SoftmaxBackwardArgs>("naive", VariantTag::naive, "sum, then one pass; a group per row",
                                 &softmax_backward<float, true>, &softmax_backward<double, true>);
 }

@@ -4,11 +4,12 @@
 // stride S (default 1), padding P (default K/2, "same" size for odd K at stride 1).
 // pool size "PxHxW[:kKsSpP]": P planes (images x channels) of H x W, window K (default 2),
 // stride S (default K), padding P (default 0).
-// Costs mirror tensor/costs.cpp (docs/COSTS.md): 2 MACs-worth of FLOPs per multiply-add.
+// Costs are the ops' own formulas (kernels/costs.h, docs/COSTS.md).
 #include <algorithm>
 #include <cctype>
 #include <map>
 
+#include "kernels/costs.h"
 #include "kernels/lab/lab_ops_list.h"
 
 namespace prism::lab {
@@ -33,10 +34,6 @@ std::map<char, int64_t> parse_params(const std::string& op, const std::string& s
   return out;
 }
 
-int64_t window_out(int64_t in, int64_t k, int64_t s, int64_t p) {
-  return (in + 2 * p - k) / s + 1;
-}
-
 // ---- conv2d ------------------------------------------------------------------------------------
 enum class ConvOp { forward, backward_input, backward_weight };
 
@@ -50,8 +47,8 @@ class ConvCase : public Case {
     a_ = {};
     a_.n = d[0], a_.c = d[1], a_.h = d[2], a_.w = d[3], a_.o = d[4], a_.kh = d[5], a_.kw = d[5];
     a_.stride = stride, a_.padding = padding;
-    a_.ho = window_out(a_.h, a_.kh, stride, padding);
-    a_.wo = window_out(a_.w, a_.kw, stride, padding);
+    a_.ho = costs::window_out_size(a_.h, a_.kh, stride, padding);
+    a_.wo = costs::window_out_size(a_.w, a_.kw, stride, padding);
     InputRng rng(seed);
     x_ = rng.vector(a_.n * a_.c * a_.h * a_.w);
     weight_ = rng.vector(a_.o * a_.c * a_.kh * a_.kw);
@@ -87,11 +84,16 @@ class ConvCase : public Case {
   }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
   profiler::Cost cost() const override {
-    const int64_t macs = a_.n * a_.o * a_.ho * a_.wo * a_.c * a_.kh * a_.kw;
-    const int64_t x = a_.n * a_.c * a_.h * a_.w, w = a_.o * a_.c * a_.kh * a_.kw;
-    const int64_t y = a_.n * a_.o * a_.ho * a_.wo;
-    if (which_ == ConvOp::forward) return {2 * macs + y, macs, 4 * (x + w + a_.o + y)};
-    return {2 * macs, macs, 4 * (x + w + y)};
+    const Dims x{a_.n, a_.c, a_.h, a_.w}, w{a_.o, a_.c, a_.kh, a_.kw};
+    switch (which_) {
+      case ConvOp::forward:
+        return costs::conv2d(x, w, true, a_.stride, a_.padding, 4);
+      case ConvOp::backward_input:
+        return costs::conv2d_backward_input(x, w, a_.stride, a_.padding, 4);
+      case ConvOp::backward_weight:
+        break;
+    }
+    return costs::conv2d_backward_weight(x, w, a_.stride, a_.padding, 4);
   }
   int64_t workspace_bytes(const kernels::KernelEntry& v) const override {
     return v.tag == kernels::VariantTag::naive ? 0 : 4 * static_cast<int64_t>(workspace_.size());
@@ -143,8 +145,8 @@ class PoolCase : public Case {
     a_ = {};
     a_.planes = d[0], a_.h = d[1], a_.w = d[2];
     a_.kernel = k, a_.stride = s, a_.padding = p;
-    a_.ho = window_out(a_.h, k, s, p);
-    a_.wo = window_out(a_.w, k, s, p);
+    a_.ho = costs::window_out_size(a_.h, k, s, p);
+    a_.wo = costs::window_out_size(a_.w, k, s, p);
     InputRng rng(seed);
     x_ = rng.vector(a_.planes * a_.h * a_.w);
     dy_ = rng.vector(a_.planes * a_.ho * a_.wo);
@@ -170,11 +172,10 @@ class PoolCase : public Case {
   void run(const kernels::KernelEntry& v) override { v.get<kernels::Pool2dArgs, float>()(a_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
   profiler::Cost cost() const override {
-    const int64_t y = a_.planes * a_.ho * a_.wo, x = a_.planes * a_.h * a_.w;
-    const int64_t kk = a_.kernel * a_.kernel;
-    if (!backward_) return {y * kk, 0, 4 * x + y * (4 + (max_ ? 8 : 0))};
-    if (max_) return {y, 0, y * 12 + 4 * x};
-    return {y * kk, 0, 4 * (y + x)};
+    const Dims x{1, a_.planes, a_.h, a_.w};  // planes = N C: the formulas count N C planes
+    if (!backward_) return costs::pool2d(x, a_.kernel, a_.stride, a_.padding, max_, 4);
+    if (max_) return costs::max_pool2d_backward(x, a_.kernel, a_.stride, a_.padding, 4);
+    return costs::avg_pool2d_backward(x, a_.kernel, a_.stride, a_.padding, 4);
   }
 
  private:

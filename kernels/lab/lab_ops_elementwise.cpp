@@ -5,6 +5,7 @@
 // permute), and for binary ops ":row" broadcasts b as a [1, C] row over the R rows.
 // Cost: the op's FLOPs per element (as its registry entry states) times the elements;
 // bytes = inputs read once + output written once.
+#include "kernels/costs.h"
 #include "kernels/lab/lab_ops_list.h"
 
 namespace prism::lab {
@@ -12,18 +13,15 @@ namespace {
 
 struct ElementwiseSpec {
   const char* op;
-  int flops_per_elem;
   float low, high;  // input range: log and sqrt need positive inputs
   bool binary;
 };
 
-// flops_per_elem matches each op's cost formula (kernels/cpu/elementwise_naive.cpp).
 constexpr ElementwiseSpec kSpecs[] = {
-    {"relu", 1, -1, 1, false},         {"gelu", 8, -3, 3, false},
-    {"exp", 1, -4, 4, false},          {"tanh", 1, -3, 3, false},
-    {"sigmoid", 3, -4, 4, false},      {"log", 1, 0.1f, 4, false},
-    {"add", 1, -1, 1, true},           {"mul", 1, -1, 1, true},
-    {"relu_backward", 1, -1, 1, true}, {"gelu_backward", 16, -3, 3, true},
+    {"relu", -1, 1, false},         {"gelu", -3, 3, false},    {"exp", -4, 4, false},
+    {"tanh", -3, 3, false},         {"sigmoid", -4, 4, false}, {"log", 0.1f, 4, false},
+    {"add", -1, 1, true},           {"mul", -1, 1, true},      {"relu_backward", -1, 1, true},
+    {"gelu_backward", -3, 3, true},
 };
 
 struct Shape2 {
@@ -55,7 +53,7 @@ Shape2 parse_shape(const ElementwiseSpec& s, const std::string& size, const char
 class UnaryCase : public Case {
  public:
   UnaryCase(const ElementwiseSpec& s, const Shape2& sh, uint64_t seed)
-      : flops_(s.flops_per_elem), out_(sh.rows * sh.cols) {
+      : flops_(costs::elementwise_steps(s.op)), out_(sh.rows * sh.cols) {
     InputRng rng(seed);
     x_ = rng.vector(sh.rows * sh.cols, s.low, s.high);
     args_ = {};
@@ -77,7 +75,9 @@ class UnaryCase : public Case {
   }
   void run(const kernels::KernelEntry& v) override { v.get<kernels::UnaryArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
-  profiler::Cost cost() const override { return {flops_ * args_.numel, 0, 8 * args_.numel}; }
+  profiler::Cost cost() const override {
+    return costs::elementwise({args_.numel}, flops_, 4 * args_.numel, 4);
+  }
 
  private:
   int64_t flops_;
@@ -89,7 +89,7 @@ class UnaryCase : public Case {
 class BinaryCase : public Case {
  public:
   BinaryCase(const ElementwiseSpec& s, const Shape2& sh, uint64_t seed)
-      : flops_(s.flops_per_elem), out_(sh.rows * sh.cols) {
+      : flops_(costs::elementwise_steps(s.op)), out_(sh.rows * sh.cols) {
     InputRng rng(seed);
     const int64_t n = sh.rows * sh.cols;
     a_ = rng.vector(n, s.low, s.high);
@@ -110,8 +110,8 @@ class BinaryCase : public Case {
   void run(const kernels::KernelEntry& v) override { v.get<kernels::BinaryArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
   profiler::Cost cost() const override {
-    const int64_t bytes = 4 * (static_cast<int64_t>(a_.size() + b_.size()) + args_.numel);
-    return {flops_ * args_.numel, 0, bytes};
+    const int64_t in_bytes = 4 * static_cast<int64_t>(a_.size() + b_.size());
+    return costs::elementwise({args_.numel}, flops_, in_bytes, 4);
   }
 
  private:

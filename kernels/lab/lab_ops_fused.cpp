@@ -4,13 +4,13 @@
 // Each variant gets the scratch the tensor front end would give it (kernels/args.h): the
 // unfused (naive-tagged) variants their full-size temporaries, tiled attention its per-thread
 // tiles, so the lab times exactly what a training step runs and reports the extra memory.
-// Costs come from the same formulas the ops' front ends use (tensor/costs.h).
+// Costs come from the same formulas the ops' front ends use (kernels/costs.h).
 #include <omp.h>
 
 #include <cmath>
 
+#include "kernels/costs.h"
 #include "kernels/lab/lab_ops_list.h"
-#include "tensor/costs.h"
 
 namespace prism::lab {
 namespace {

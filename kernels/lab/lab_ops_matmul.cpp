@@ -4,6 +4,7 @@
 // Size: "N" (square) or "MxKxN", with an optional ":XY" where X, Y are n (normal) or t
 // (transposed) for A and B, as in BLAS. A transposed operand is stored K x M (or N x K) and
 // passed as a strided view, exactly the view a backward pass hands the kernel.
+#include "kernels/costs.h"
 #include "kernels/lab/lab_ops_list.h"
 
 namespace prism::lab {
@@ -35,8 +36,7 @@ class MatmulCase : public Case {
   void run(const kernels::KernelEntry& v) override { v.get<kernels::MatmulArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"c", &c_}}; }
   profiler::Cost cost() const override {
-    const int64_t macs = args_.m * args_.n * args_.k;
-    return {2 * macs, macs, 4 * (args_.m * args_.k + args_.k * args_.n + args_.m * args_.n)};
+    return costs::matmul({args_.m, args_.k}, {args_.k, args_.n}, 4);
   }
 
  private:

@@ -6,6 +6,7 @@
 // runs keep updating in place (the values drift a little, which changes no timing).
 #include <cstring>
 
+#include "kernels/costs.h"
 #include "kernels/lab/lab_ops_list.h"
 
 namespace prism::lab {
@@ -65,8 +66,9 @@ class SgdCase : public Case {
     v.get<kernels::SgdArgs, float>()(a);
   }
   std::vector<Output> outputs() override { return {{"param", &param_}, {"velocity", &velocity_}}; }
-  // costs::sgd_update with weight decay and momentum: 6 FLOPs, 5 accesses per element.
-  profiler::Cost cost() const override { return {6 * a_.numel, 0, 20 * a_.numel}; }
+  profiler::Cost cost() const override {
+    return costs::sgd_update(a_.numel, 4, a_.weight_decay != 0, a_.momentum != 0, a_.nesterov);
+  }
 
  private:
   LabVector<float> param0_, grad_, velocity0_;
@@ -106,8 +108,9 @@ class AdamCase : public Case {
     v.get<kernels::AdamArgs, float>()(a);
   }
   std::vector<Output> outputs() override { return {{"param", &param_}, {"m", &m_}, {"v", &v_}}; }
-  // costs::adam_update, AdamW: 14 FLOPs, 7 accesses per element.
-  profiler::Cost cost() const override { return {14 * a_.numel, 0, 28 * a_.numel}; }
+  profiler::Cost cost() const override {
+    return costs::adam_update(a_.numel, 4, a_.weight_decay != 0, a_.decoupled);
+  }
 
  private:
   LabVector<float> param0_, grad_, m0_, v0_;

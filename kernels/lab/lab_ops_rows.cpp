@@ -3,6 +3,7 @@
 // Size "RxC": R rows of C columns, each row reduced or normalized on its own. ":t" reads the
 // input through a transpose (column stride R instead of 1), the layout a reduction over a
 // leading dim hands its kernel.
+#include "kernels/costs.h"
 #include "kernels/lab/lab_ops_list.h"
 
 namespace prism::lab {
@@ -28,7 +29,7 @@ Rows parse_rows(const std::string& op, const std::string& size) {
 
 class ReduceCase : public Case {
  public:
-  ReduceCase(const Rows& r, uint64_t seed) : out_(r.rows) {
+  ReduceCase(std::string op, const Rows& r, uint64_t seed) : op_(std::move(op)), out_(r.rows) {
     InputRng rng(seed);
     x_ = rng.vector(r.rows * r.cols);
     index_.resize(static_cast<size_t>(r.rows));
@@ -44,10 +45,14 @@ class ReduceCase : public Case {
   void run(const kernels::KernelEntry& v) override { v.get<kernels::ReduceArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
   profiler::Cost cost() const override {
-    return {(args_.inner - 1) * args_.outer, 0, 4 * (args_.outer * args_.inner + args_.outer)};
+    const int64_t in = args_.outer * args_.inner;
+    if (op_ == "mean") return costs::mean(in, args_.outer, 4);
+    // max also writes each row's position (int64), as the front end's max does.
+    return costs::reduce(in, args_.outer, 4, op_ == "max" ? 4 + 8 : 4);
   }
 
  private:
+  std::string op_;
   LabVector<float> x_;
   LabVector<int64_t> index_;
   GuardedBuffer out_;
@@ -71,10 +76,7 @@ class SoftmaxCase : public Case {
   }
   void run(const kernels::KernelEntry& v) override { v.get<kernels::SoftmaxArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
-  profiler::Cost cost() const override {
-    const int64_t n = args_.rows * args_.cols;
-    return {4 * n, 0, 8 * n};  // costs::softmax: 4 FLOPs per element, in + out
-  }
+  profiler::Cost cost() const override { return costs::softmax(args_.rows * args_.cols, 4); }
 
  private:
   LabVector<float> x_;
@@ -94,7 +96,7 @@ LabOp rows_op(const char* name, const char* summary, bool softmax) {
   op.make = [softmax, op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
     const Rows r = parse_rows(op_name, size);
     if (softmax) return std::make_unique<SoftmaxCase>(r, seed);
-    return std::make_unique<ReduceCase>(r, seed);
+    return std::make_unique<ReduceCase>(op_name, r, seed);
   };
   return op;
 }

@@ -24,8 +24,8 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
 

@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
 

@@ -1,9 +1,9 @@
 // Copies: contiguous(), clone(), cast(), and the copy into a view that concat and slice
 // gradients use. All go through the "copy" kernel, so every materialised view shows up in the
 // profile as what it is: memory traffic.
+#include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/internal.h"
 #include "tensor/layout.h"
@@ -131,8 +131,7 @@ Tensor cast(const Tensor& x, DType dtype) {
   Tensor out;
   {
     detail::OpRecordScope rec("cast", "", x.device(), {&x}, [&] {
-      return costs::make_cost(0, 0,
-                              costs::Count(x.numel()) * (x.element_size() + dtype_size(dtype)));
+      return costs::cast(x.numel(), x.element_size(), dtype_size(dtype));
     });
     out = detail::empty_like_shape(x.shape(), dtype, x.device());
     const int64_t n = x.device() == Device::meta ? 0 : x.numel();  // meta: nothing to convert

@@ -3,8 +3,8 @@
 // Cost (docs/COSTS.md): FLOPs = steps per element x output elements; bytes = each input's own
 // elements once + the output. Gradients of a broadcast input are summed back to its shape
 // (sum_to), which the profile shows as a "sum" row in the backward phase.
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
 #include "tensor/ops.h"
@@ -25,20 +25,24 @@ void run_unary(const kernels::KernelEntry& k, const Tensor& x, const Tensor& out
   k.get<kernels::UnaryArgs, T>()(a);
 }
 
-Tensor unary_forward(OpHandle& op, const Tensor& x, int flops_per_elem) {
+Tensor unary_forward(OpHandle& op, const Tensor& x) {
   detail::check_float(op.name(), x);
   const auto& k = op.kernel(x.device(), x.dtype());
   detail::OpRecordScope rec(op.name(), k.name.c_str(), x.device(), {&x}, [&] {
-    return costs::elementwise(x.shape(), flops_per_elem, x.nbytes(), x.element_size());
+    return costs::elementwise(x.shape(), costs::elementwise_steps(op.name()), x.nbytes(),
+                              x.element_size());
   });
   Tensor out = detail::empty_like_shape(x.shape(), x.dtype(), x.device());
-  if (x.dtype() == DType::f32) run_unary<float>(k, x, out);
-  else run_unary<double>(k, x, out);
+  if (x.dtype() == DType::f32)
+    run_unary<float>(k, x, out);
+  else
+    run_unary<double>(k, x, out);
   return out;
 }
 
 template <class T>
-void run_binary(const kernels::KernelEntry& k, const Tensor& a, const Tensor& b, const Tensor& out) {
+void run_binary(const kernels::KernelEntry& k, const Tensor& a, const Tensor& b,
+                const Tensor& out) {
   kernels::BinaryArgs<T> args{};
   args.a = a.data<T>();
   args.b = b.data<T>();
@@ -50,7 +54,7 @@ void run_binary(const kernels::KernelEntry& k, const Tensor& a, const Tensor& b,
   k.get<kernels::BinaryArgs, T>()(args);
 }
 
-Tensor binary_forward(OpHandle& op, const Tensor& a, const Tensor& b, int flops_per_elem) {
+Tensor binary_forward(OpHandle& op, const Tensor& a, const Tensor& b) {
   detail::check_float(op.name(), a);
   detail::check_float(op.name(), b);
   detail::check_same_dtype(op.name(), a, b);
@@ -58,11 +62,14 @@ Tensor binary_forward(OpHandle& op, const Tensor& a, const Tensor& b, int flops_
   Dims shape = detail::broadcast_shapes(op.name(), a.shape(), b.shape());
   const auto& k = op.kernel(a.device(), a.dtype());
   detail::OpRecordScope rec(op.name(), k.name.c_str(), a.device(), {&a, &b}, [&] {
-    return costs::elementwise(shape, flops_per_elem, a.nbytes() + b.nbytes(), a.element_size());
+    return costs::elementwise(shape, costs::elementwise_steps(op.name()), a.nbytes() + b.nbytes(),
+                              a.element_size());
   });
   Tensor out = detail::empty_like_shape(shape, a.dtype(), a.device());
-  if (a.dtype() == DType::f32) run_binary<float>(k, a, b, out);
-  else run_binary<double>(k, a, b, out);
+  if (a.dtype() == DType::f32)
+    run_binary<float>(k, a, b, out);
+  else
+    run_binary<double>(k, a, b, out);
   return out;
 }
 
@@ -81,25 +88,27 @@ Tensor like(double v, const Tensor& t) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_forward(op_add, a, b, 1);
-  autograd::record(out, "add", {&a, &b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "add.da", [&] { return sum_to(g, sa); });
-    gr.set(1, "add.db", [&] { return sum_to(g, sb); });
-  });
+  Tensor out = binary_forward(op_add, a, b);
+  autograd::record(out, "add", {&a, &b},
+                   [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "add.da", [&] { return sum_to(g, sa); });
+                     gr.set(1, "add.db", [&] { return sum_to(g, sb); });
+                   });
   return out;
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_forward(op_sub, a, b, 1);
-  autograd::record(out, "sub", {&a, &b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "sub.da", [&] { return sum_to(g, sa); });
-    gr.set(1, "sub.db", [&] { return sum_to(neg(g), sb); });
-  });
+  Tensor out = binary_forward(op_sub, a, b);
+  autograd::record(out, "sub", {&a, &b},
+                   [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "sub.da", [&] { return sum_to(g, sa); });
+                     gr.set(1, "sub.db", [&] { return sum_to(neg(g), sb); });
+                   });
   return out;
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_forward(op_mul, a, b, 1);
+  Tensor out = binary_forward(op_mul, a, b);
   autograd::record(out, "mul", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      const Tensor& sa = gr.saved(0);
@@ -112,7 +121,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 
 // d(a/b)/da = 1/b;  d(a/b)/db = -a/b^2 = -(a/b)/b
 Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_forward(op_div, a, b, 1);
+  Tensor out = binary_forward(op_div, a, b);
   autograd::record(out, "div", {&a, &b}, {autograd::input(b, 1), autograd::output(out)},
                    [a_shape = a.shape()](const Tensor& g, autograd::Grads& gr) {
                      const Tensor& sb = gr.saved(0);
@@ -126,7 +135,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 
 // d(a^b)/da = b a^(b-1);  d(a^b)/db = a^b ln a
 Tensor pow(const Tensor& a, const Tensor& b) {
-  Tensor out = binary_forward(op_pow, a, b, 1);
+  Tensor out = binary_forward(op_pow, a, b);
   autograd::record(
       out, "pow", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1), autograd::output(out)},
       [](const Tensor& g, autograd::Grads& gr) {
@@ -140,10 +149,12 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor pow(const Tensor& a, double exponent) { return pow(a, like(exponent, a)); }
+Tensor pow(const Tensor& a, double exponent) {
+  return pow(a, like(exponent, a));
+}
 
 Tensor neg(const Tensor& x) {
-  Tensor out = unary_forward(op_neg, x, 1);
+  Tensor out = unary_forward(op_neg, x);
   autograd::record(out, "neg", {&x}, [](const Tensor& g, autograd::Grads& gr) {
     gr.set(0, "neg.dx", [&] { return neg(g); });
   });
@@ -152,7 +163,7 @@ Tensor neg(const Tensor& x) {
 
 // d e^x = e^x: the saved output is the gradient's factor.
 Tensor exp(const Tensor& x) {
-  Tensor out = unary_forward(op_exp, x, 1);
+  Tensor out = unary_forward(op_exp, x);
   autograd::record(out, "exp", {&x}, {autograd::output(out)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "exp.dx", [&] { return mul(g, gr.saved(0)); });
@@ -161,7 +172,7 @@ Tensor exp(const Tensor& x) {
 }
 
 Tensor log(const Tensor& x) {
-  Tensor out = unary_forward(op_log, x, 1);
+  Tensor out = unary_forward(op_log, x);
   autograd::record(out, "log", {&x}, {autograd::input(x, 0)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "log.dx", [&] { return div(g, gr.saved(0)); });
@@ -171,7 +182,7 @@ Tensor log(const Tensor& x) {
 
 // d sqrt(x) = 1 / (2 sqrt(x))
 Tensor sqrt(const Tensor& x) {
-  Tensor out = unary_forward(op_sqrt, x, 1);
+  Tensor out = unary_forward(op_sqrt, x);
   autograd::record(out, "sqrt", {&x}, {autograd::output(out)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      const Tensor& y = gr.saved(0);
@@ -181,53 +192,79 @@ Tensor sqrt(const Tensor& x) {
 }
 
 Tensor relu(const Tensor& x) {
-  Tensor out = unary_forward(op_relu, x, 1);
+  Tensor out = unary_forward(op_relu, x);
   autograd::record(
       out, "relu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "relu.dx", [&] { return binary_forward(op_relu_bw, gr.saved(0), g, 1); });
+        gr.set(0, "relu.dx", [&] { return binary_forward(op_relu_bw, gr.saved(0), g); });
       });
   return out;
 }
 
 Tensor gelu(const Tensor& x) {
-  Tensor out = unary_forward(op_gelu, x, 8);
+  Tensor out = unary_forward(op_gelu, x);
   autograd::record(
       out, "gelu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "gelu.dx", [&] { return binary_forward(op_gelu_bw, gr.saved(0), g, 16); });
+        gr.set(0, "gelu.dx", [&] { return binary_forward(op_gelu_bw, gr.saved(0), g); });
       });
   return out;
 }
 
 Tensor tanh(const Tensor& x) {
-  Tensor out = unary_forward(op_tanh, x, 1);
+  Tensor out = unary_forward(op_tanh, x);
   autograd::record(
       out, "tanh", {&x}, {autograd::output(out)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "tanh.dx", [&] { return binary_forward(op_tanh_bw, gr.saved(0), g, 3); });
+        gr.set(0, "tanh.dx", [&] { return binary_forward(op_tanh_bw, gr.saved(0), g); });
       });
   return out;
 }
 
 Tensor sigmoid(const Tensor& x) {
-  Tensor out = unary_forward(op_sigmoid, x, 3);
+  Tensor out = unary_forward(op_sigmoid, x);
   autograd::record(
       out, "sigmoid", {&x}, {autograd::output(out)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "sigmoid.dx", [&] { return binary_forward(op_sigmoid_bw, gr.saved(0), g, 3); });
+        gr.set(0, "sigmoid.dx", [&] { return binary_forward(op_sigmoid_bw, gr.saved(0), g); });
       });
   return out;
 }
 
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator-(const Tensor& x) { return neg(x); }
-Tensor operator+(const Tensor& a, double b) { return add(a, like(b, a)); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, like(b, a)); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, like(b, a)); }
-Tensor operator/(const Tensor& a, double b) { return div(a, like(b, a)); }
-Tensor operator+(double a, const Tensor& b) { return add(like(a, b), b); }
-Tensor operator-(double a, const Tensor& b) { return sub(like(a, b), b); }
-Tensor operator*(double a, const Tensor& b) { return mul(like(a, b), b); }
-Tensor operator/(double a, const Tensor& b) { return div(like(a, b), b); }
+Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+Tensor operator-(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+Tensor operator*(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+Tensor operator/(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+Tensor operator-(const Tensor& x) {
+  return neg(x);
+}
+Tensor operator+(const Tensor& a, double b) {
+  return add(a, like(b, a));
+}
+Tensor operator-(const Tensor& a, double b) {
+  return sub(a, like(b, a));
+}
+Tensor operator*(const Tensor& a, double b) {
+  return mul(a, like(b, a));
+}
+Tensor operator/(const Tensor& a, double b) {
+  return div(a, like(b, a));
+}
+Tensor operator+(double a, const Tensor& b) {
+  return add(like(a, b), b);
+}
+Tensor operator-(double a, const Tensor& b) {
+  return sub(like(a, b), b);
+}
+Tensor operator*(double a, const Tensor& b) {
+  return mul(like(a, b), b);
+}
+Tensor operator/(double a, const Tensor& b) {
+  return div(like(a, b), b);
+}
 
 }  // namespace prism

@@ -1,8 +1,8 @@
 // Indexing and joining: gather, index_select, concat (and scatter_add, gather's gradient).
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/internal.h"
 #include "tensor/layout.h"
@@ -52,7 +52,7 @@ namespace detail {
 void scatter_add_into(const Tensor& dst, int dim, const Tensor& index, const Tensor& src) {
   const auto& k = op_scatter_add.kernel(src.device(), src.dtype());
   OpRecordScope rec("scatter_add", k.name.c_str(), src.device(), {&index, &src}, [&] {
-    return costs::make_cost(src.numel(), 0, index.nbytes() + 3 * costs::Count(src.nbytes()));
+    return costs::scatter_add(index.numel(), src.numel(), src.element_size());
   });
   Tensor s = src.contiguous();
   auto run = [&](auto tag) {
@@ -71,8 +71,10 @@ void scatter_add_into(const Tensor& dst, int dim, const Tensor& index, const Ten
     a.dim_size = dst.shape()[dim];
     k.get<kernels::GatherArgs, T>()(a);
   };
-  if (src.dtype() == DType::f32) run(float{});
-  else run(double{});
+  if (src.dtype() == DType::f32)
+    run(float{});
+  else
+    run(double{});
 }
 
 }  // namespace detail
@@ -97,8 +99,7 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
   Tensor out;
   {
     detail::OpRecordScope rec("gather", k.name.c_str(), x.device(), {&x, &index}, [&] {
-      return costs::make_cost(0, 0,
-                              index.nbytes() + 2 * costs::Count(index.numel()) * x.element_size());
+      return costs::gather(index.numel(), index.numel(), x.element_size());
     });
     out = detail::empty_like_shape(index.shape(), x.dtype(), x.device());
     auto run = [&](auto tag) {
@@ -118,9 +119,15 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
       k.get<kernels::GatherArgs, T>()(a);
     };
     switch (x.dtype()) {
-      case DType::f32: run(float{}); break;
-      case DType::f64: run(double{}); break;
-      case DType::i64: run(int64_t{}); break;
+      case DType::f32:
+        run(float{});
+        break;
+      case DType::f64:
+        run(double{});
+        break;
+      case DType::i64:
+        run(int64_t{});
+        break;
     }
   }
   autograd::record(out, "gather", {&x}, {autograd::input(index, 1, "index")},
@@ -152,16 +159,21 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
   Tensor out;
   {
     detail::OpRecordScope rec("index_select", k.name.c_str(), x.device(), {&x, &index}, [&] {
-      return costs::make_cost(
-          0, 0, index.nbytes() + 2 * costs::Count(out_shape.numel()) * x.element_size());
+      return costs::gather(index.numel(), out_shape.numel(), x.element_size());
     });
     Tensor xc = x.contiguous();
     Tensor ic = index.contiguous();
     out = detail::empty_like_shape(out_shape, x.dtype(), x.device());
     switch (x.dtype()) {
-      case DType::f32: run_index_select<float>(k, xc, ic, out, outer, n, inner, d); break;
-      case DType::f64: run_index_select<double>(k, xc, ic, out, outer, n, inner, d); break;
-      case DType::i64: run_index_select<int64_t>(k, xc, ic, out, outer, n, inner, d); break;
+      case DType::f32:
+        run_index_select<float>(k, xc, ic, out, outer, n, inner, d);
+        break;
+      case DType::f64:
+        run_index_select<double>(k, xc, ic, out, outer, n, inner, d);
+        break;
+      case DType::i64:
+        run_index_select<int64_t>(k, xc, ic, out, outer, n, inner, d);
+        break;
     }
   }
   autograd::record(out, "index_select", {&x}, {autograd::input(index, 1, "index")},
@@ -175,8 +187,7 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
                        const auto& kk = op_index_add.kernel(g.device(), g.dtype());
                        detail::OpRecordScope rec(
                            "index_add", kk.name.c_str(), g.device(), {&g, &idx}, [&] {
-                             return costs::make_cost(g.numel(), 0,
-                                                     idx.nbytes() + 3 * costs::Count(g.nbytes()));
+                             return costs::scatter_add(idx.numel(), g.numel(), g.element_size());
                            });
                        DefaultDevice on(g.device());
                        Tensor z = zeros(xs, g.dtype());
@@ -207,15 +218,15 @@ Tensor concat(const std::vector<Tensor>& xs, int dim) {
     for (int j = 0; ok && j < t.dim(); ++j) ok = j == d || t.shape()[j] == first.shape()[j];
     if (!ok) {
       throw Error("concat: tensor " + std::to_string(i) + " has shape " + t.shape().str() +
-                  ", which differs from " + first.shape().str() + " outside dim " + std::to_string(d));
+                  ", which differs from " + first.shape().str() + " outside dim " +
+                  std::to_string(d));
     }
     out_shape[d] += t.shape()[d];
   }
   Tensor out;
   {
-    detail::OpRecordScope rec("concat", "", first.device(), {&first}, [&] {
-      return costs::copy(out_shape.numel(), first.element_size());
-    });
+    detail::OpRecordScope rec("concat", "", first.device(), {&first},
+                              [&] { return costs::copy(out_shape.numel(), first.element_size()); });
     out = detail::empty_like_shape(out_shape, first.dtype(), first.device());
     int64_t at = 0;
     for (const Tensor& t : xs) {

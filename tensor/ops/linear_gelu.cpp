@@ -20,8 +20,8 @@
 // (bias add 1, GELU 8; 8 without a bias); bytes = x + weight + bias + y (+ z when kept).
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
 #include "tensor/ops.h"
@@ -98,7 +98,8 @@ Tensor gelu_grad(const Tensor& z, const Tensor& g0) {
   Tensor g = g0.reshape(z.shape()).contiguous();
   const auto& k = op_gelu_grad.kernel(z.device(), z.dtype());
   detail::OpRecordScope rec(op_gelu_grad.name(), k.name.c_str(), z.device(), {&z, &g}, [&] {
-    return costs::elementwise(z.shape(), 16, z.nbytes() + g.nbytes(), z.element_size());
+    return costs::elementwise(z.shape(), costs::elementwise_steps("gelu_backward"),
+                              z.nbytes() + g.nbytes(), z.element_size());
   });
   Tensor dz = detail::empty_like_shape(z.shape(), z.dtype(), z.device());
   if (z.numel() > 0) {

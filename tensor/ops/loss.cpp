@@ -17,8 +17,8 @@
 // GPU the values are checked by the kernel itself, as it reads them, with the same message.
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
 

@@ -5,9 +5,9 @@
 // Cost (DESIGN.md): 2 m n k FLOPs per batch entry, m n k MACs; bytes = A + B + C.
 #include <string>
 
+#include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
 #include "tensor/ops.h"

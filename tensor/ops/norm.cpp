@@ -18,8 +18,8 @@
 #include <cstdio>
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
 #include "tensor/ops.h"

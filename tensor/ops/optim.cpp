@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <string>
 
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/optim_ops.h"
 

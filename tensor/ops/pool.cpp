@@ -14,8 +14,8 @@
 // x + y (+ 8 bytes of index per output for max).
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
 

@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/internal.h"
 #include "tensor/layout.h"
@@ -27,7 +27,7 @@ using detail::OpHandle;
 OpHandle op_sum("sum"), op_mean("mean"), op_max("max"), op_argmax("argmax");
 
 struct Plan {
-  Tensor view;      // x with kept dims first, reduced dims last (maybe a contiguous copy)
+  Tensor view;  // x with kept dims first, reduced dims last (maybe a contiguous copy)
   int64_t outer = 1, inner = 1, outer_stride = 1, inner_stride = 1;
   Dims out_shape;   // without the reduced dims
   Dims keep_shape;  // reduced dims kept with size 1
@@ -41,7 +41,8 @@ Plan plan_reduce(const char* op, const Tensor& x, const std::vector<int>& dims_i
   }
   for (int d : dims_in) {
     int w = detail::wrap_dim(op, d, nd);
-    if (nd > 0 && reduced[w]) throw Error(std::string(op) + ": dim " + std::to_string(d) + " appears twice");
+    if (nd > 0 && reduced[w])
+      throw Error(std::string(op) + ": dim " + std::to_string(d) + " appears twice");
     if (nd > 0) reduced[w] = true;
   }
   Plan p;
@@ -88,10 +89,9 @@ Tensor reduce_forward(OpHandle& op, const Tensor& x, const Plan& p, bool keepdim
   const auto& k = op.kernel(x.device(), x.dtype());
   const Dims& shape = keepdim ? p.keep_shape : p.out_shape;
   detail::OpRecordScope rec(op.name(), k.name.c_str(), x.device(), {&x}, [&] {
-    int64_t out_bytes = (want_values ? x.element_size() : 0) + (indices ? 8 : 0);
-    profiler::Cost c = costs::reduce(x.numel(), shape.numel(), x.element_size(), out_bytes);
-    if (&op == &op_mean) c.flops += shape.numel();  // mean: one divide per output
-    return c;
+    if (&op == &op_mean) return costs::mean(x.numel(), shape.numel(), x.element_size());
+    const int64_t out_bytes = (want_values ? x.element_size() : 0) + (indices ? 8 : 0);
+    return costs::reduce(x.numel(), shape.numel(), x.element_size(), out_bytes);
   });
   Tensor out = want_values ? detail::empty_like_shape(shape, x.dtype(), x.device()) : Tensor();
   int64_t* idx = nullptr;
@@ -104,16 +104,20 @@ Tensor reduce_forward(OpHandle& op, const Tensor& x, const Plan& p, bool keepdim
     // empty sum is 0, as in NumPy. Kernels are never handed zero-length rows (Eigen's strided
     // maps of them crashed).
     if (out.defined() && out.numel() > 0 && x.device() == Device::cpu) {
-      if (out.dtype() == DType::f32) std::fill_n(out.data<float>(), out.numel(), 0.0f);
-      else std::fill_n(out.data<double>(), out.numel(), 0.0);
+      if (out.dtype() == DType::f32)
+        std::fill_n(out.data<float>(), out.numel(), 0.0f);
+      else
+        std::fill_n(out.data<double>(), out.numel(), 0.0);
     } else if (out.defined() && out.numel() > 0 && x.device() == Device::cuda) {
       // All-zero bits are 0.0 in IEEE float32 and float64.
       kernels::gpu::memset_zero(out.storage()->data(), static_cast<size_t>(out.nbytes()));
     }
     return out;
   }
-  if (x.dtype() == DType::f32) run_reduce<float>(k, p, out, idx);
-  else run_reduce<double>(k, p, out, idx);
+  if (x.dtype() == DType::f32)
+    run_reduce<float>(k, p, out, idx);
+  else
+    run_reduce<double>(k, p, out, idx);
   return out;
 }
 
@@ -130,9 +134,10 @@ Tensor sum(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
   detail::check_float("sum", x);
   Plan p = plan_reduce("sum", x, dims);
   Tensor out = reduce_forward(op_sum, x, p, keepdim, true, nullptr);
-  autograd::record(out, "sum", {&x}, [ks = p.keep_shape, xs = x.shape()](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "sum.dx", [&] { return g.reshape(ks).expand(xs); });
-  });
+  autograd::record(out, "sum", {&x},
+                   [ks = p.keep_shape, xs = x.shape()](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "sum.dx", [&] { return g.reshape(ks).expand(xs); });
+                   });
   return out;
 }
 
@@ -141,9 +146,11 @@ Tensor mean(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
   Plan p = plan_reduce("mean", x, dims);
   check_nonempty("mean", x, p);
   Tensor out = reduce_forward(op_mean, x, p, keepdim, true, nullptr);
-  autograd::record(out, "mean", {&x}, [ks = p.keep_shape, xs = x.shape(), n = p.inner](const Tensor& g, autograd::Grads& gr) {
-    gr.set(0, "mean.dx", [&] { return (g / static_cast<double>(n)).reshape(ks).expand(xs); });
-  });
+  autograd::record(
+      out, "mean", {&x},
+      [ks = p.keep_shape, xs = x.shape(), n = p.inner](const Tensor& g, autograd::Grads& gr) {
+        gr.set(0, "mean.dx", [&] { return (g / static_cast<double>(n)).reshape(ks).expand(xs); });
+      });
   return out;
 }
 

@@ -5,8 +5,8 @@
 // back. Backward uses the saved output y (kernels/cpu/softmax_naive.cpp has the math).
 #include <string>
 
+#include "kernels/costs.h"
 #include "tensor/autograd/node.h"
-#include "tensor/costs.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
 #include "tensor/ops.h"
@@ -82,8 +82,10 @@ Tensor softmax_backward(detail::OpHandle& op, const Tensor& y_rows, const Tensor
   detail::OpRecordScope rec(op.name(), k.name.c_str(), g.device(), {&y_rows, &g},
                             [&] { return costs::softmax_backward(g.numel(), g.element_size()); });
   Tensor dx = detail::empty_like_shape(y_rows.shape(), g.dtype(), g.device());
-  if (g.dtype() == DType::f32) run_softmax_bw<float>(k, y_rows, gr, dx, rows, cols);
-  else run_softmax_bw<double>(k, y_rows, gr, dx, rows, cols);
+  if (g.dtype() == DType::f32)
+    run_softmax_bw<float>(k, y_rows, gr, dx, rows, cols);
+  else
+    run_softmax_bw<double>(k, y_rows, gr, dx, rows, cols);
   return g.dim() == 0 ? dx.reshape(g.shape()) : dx.permute(inverse);
 }
 
@@ -99,8 +101,10 @@ Tensor softmax_impl(detail::OpHandle& op, detail::OpHandle& bw, const char* grad
     Dims row_shape = r.v.shape();
     y_rows = detail::empty_like_shape(row_shape, x.dtype(), x.device());
     if (x.numel() > 0) {
-      if (x.dtype() == DType::f32) run_softmax<float>(k, r, y_rows);
-      else run_softmax<double>(k, r, y_rows);
+      if (x.dtype() == DType::f32)
+        run_softmax<float>(k, r, y_rows);
+      else
+        run_softmax<double>(k, r, y_rows);
     }
   }
   Tensor out = x.dim() == 0 ? y_rows.reshape(x.shape()) : y_rows.permute(r.inverse);

@@ -132,7 +132,8 @@ TEST_CASE("child: choices made before the backend loads apply to its kernels") {
   CHECK(layer_norm_cuda->chosen().name == "two_pass");                     // PRISM_KERNELS
   CHECK(log_softmax_cuda->chosen().name == "naive");                       // Use
   CHECK(matmul_cuda->chosen().name == matmul_cuda->default_entry().name);  // nothing chosen
-  CHECK(softmax_cuda->cost_formula() == registry().at("softmax", Device::cpu).cost_formula());
+  CHECK(std::string_view(softmax_cuda->cost_formula()) ==
+        registry().at("softmax", Device::cpu).cost_formula());
   // Later choices reach both devices as before.
   set_variant("softmax", "");
   CHECK(softmax_cuda->chosen().name == softmax_cuda->default_entry().name);

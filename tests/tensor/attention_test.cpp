@@ -15,7 +15,7 @@
 #include "kernels/args.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"

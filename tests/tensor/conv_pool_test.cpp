@@ -17,7 +17,7 @@
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/gradcheck.h"
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 #include "tests/tensor/reference.h"
 #include "tests/test_util.h"
 

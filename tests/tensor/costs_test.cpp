@@ -1,4 +1,4 @@
-// Cost formulas (tensor/costs.h) from shapes alone, and the costs the profiler records for real
+// Cost formulas (kernels/costs.h) from shapes alone, and the costs the profiler records for real
 // op calls: they must be exactly the formulas' numbers (DESIGN.md: one multiply-add = 2 FLOPs
 // = 1 MAC; bytes = every input element read once + every output element written once).
 #include <doctest/doctest.h>
@@ -10,7 +10,7 @@
 
 #include "kernels/registry.h"
 #include "profiler/session.h"
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 #include "tests/tensor/reference.h"
 
 namespace prism {

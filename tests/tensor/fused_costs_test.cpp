@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "profiler/session.h"
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 #include "tensor/ops.h"
 
 namespace prism {

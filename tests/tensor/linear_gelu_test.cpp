@@ -12,7 +12,7 @@
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"

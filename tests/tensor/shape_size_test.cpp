@@ -1,4 +1,4 @@
-// checked_shape_size (tensor/dims.h): the one place a shape from outside the program becomes an
+// checked_shape_size (kernels/dims.h): the one place a shape from outside the program becomes an
 // element count and a byte size, with every overflow an Error instead of undefined behaviour
 // (issue 12, finding 4). The figures are exact.
 #include <doctest/doctest.h>

@@ -2,12 +2,22 @@
 // Each op's front end calls its formula only while a profiling session records.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
+#include "kernels/dims.h"
 #include "profiler/cost.h"
-#include "tensor/dims.h"
 
 namespace prism::costs {
 
 using profiler::Cost;
+
+// The op's formula in one line of words ("2*m*n*k FLOPs per batch (m*n*k MACs); bytes = A + B
+// + C"), the same on every device; "" for an op that has none (a learner's test op).
+// cost_formulas.cpp holds the table; the functions below compute what it says.
+const char* formula(std::string_view op);
+// The ops that have a line, in name order.
+std::vector<std::string_view> ops_with_formulas();
 
 // A count of FLOPs, MACs or bytes, with overflow checked. A count is a product of sizes (conv2d:
 // N O Ho Wo C kh kw), and sizes that are each fine, such as `prism summary` accepts on the meta
@@ -33,6 +43,9 @@ inline Cost make_cost(Count flops, Count macs, Count bytes) {
 // An elementwise op: `flops_per_elem` arithmetic steps per output element; reads each input's
 // own elements once (a broadcast input is read once, not once per use).
 Cost elementwise(const Dims& out, int flops_per_elem, int64_t in_bytes, int64_t elem_size);
+// The arithmetic steps per element of the elementwise op `op` (docs/COSTS.md, "Elementwise"):
+// 1 for add, exp, relu...; sigmoid 3, gelu 8, gelu_backward 16. An unknown op is an Error.
+int elementwise_steps(std::string_view op);
 
 // matmul of a [..., m, k] by b [..., k, n] (shapes after NumPy broadcasting of the batch dims):
 // m n k multiply-adds per batch entry.
@@ -41,6 +54,8 @@ Cost matmul(const Dims& a, const Dims& b, int64_t elem_size);
 // A reduction of `in_numel` elements to `out_numel` outputs, `flops_per_in` per input element
 // (sum: 1 add per element, minus one per output).
 Cost reduce(int64_t in_numel, int64_t out_numel, int64_t elem_size, int64_t out_elem_size);
+// mean: reduce's sum, plus one divide per output.
+Cost mean(int64_t in_numel, int64_t out_numel, int64_t elem_size);
 
 // softmax / log_softmax of `numel` elements: 4 FLOPs each (max, subtract + exp, sum, divide).
 Cost softmax(int64_t numel, int64_t elem_size);
@@ -71,6 +86,16 @@ Cost cross_entropy_backward(int64_t rows, int64_t cols, int64_t elem_size);
 
 // A copy of numel elements: no FLOPs, read once and write once.
 Cost copy(int64_t numel, int64_t elem_size);
+// cast of numel elements to another dtype: no FLOPs; read in one element size, write in the other.
+Cost cast(int64_t numel, int64_t in_elem_size, int64_t out_elem_size);
+
+// gather / index_select of `out_numel` elements picked by `index_numel` int64 indices: no
+// FLOPs; bytes = the index + each picked element read once and written once.
+Cost gather(int64_t index_numel, int64_t out_numel, int64_t elem_size);
+// scatter_add / index_add of `src_numel` elements into a zeroed destination by `index_numel`
+// int64 indices: 1 add per src element; bytes = the index + src read + the destination
+// element each one lands on read and written (3 accesses per src element).
+Cost scatter_add(int64_t index_numel, int64_t src_numel, int64_t elem_size);
 
 // sgd_update of `numel` elements in place (kernels/args.h has the math): 2 FLOPs per element
 // for p -= lr * g, + 2 for weight decay (g += wd * p), + 2 for momentum (v = mu * v + g),

@@ -1,6 +1,7 @@
-#include "tensor/costs.h"
+#include "kernels/costs.h"
 
 #include <algorithm>
+#include <string>
 
 namespace prism::costs {
 
@@ -32,6 +33,37 @@ Cost elementwise(const Dims& out, int flops_per_elem, int64_t in_bytes, int64_t 
   return make_cost(n * flops_per_elem, 0, in_bytes + n * elem_size);
 }
 
+int elementwise_steps(std::string_view op) {
+  struct Steps {
+    std::string_view op;
+    int steps;
+  };
+  // A transcendental (exp, log, tanh, sqrt, pow) and a compare (relu) count 1 step each.
+  static constexpr Steps kSteps[] = {
+      {"add", 1},
+      {"sub", 1},
+      {"mul", 1},
+      {"div", 1},
+      {"pow", 1},
+      {"neg", 1},
+      {"exp", 1},
+      {"log", 1},
+      {"sqrt", 1},
+      {"tanh", 1},
+      {"relu", 1},
+      {"sigmoid", 3},
+      {"gelu", 8},
+      {"relu_backward", 1},
+      {"tanh_backward", 3},
+      {"sigmoid_backward", 3},
+      {"gelu_backward", 16},
+  };
+  for (const Steps& s : kSteps) {
+    if (s.op == op) return s.steps;
+  }
+  throw Error("costs: '" + std::string(op) + "' is not an elementwise op");
+}
+
 Cost matmul(const Dims& a, const Dims& b, int64_t elem_size) {
   // a: [..., m, k], b: [..., k, n]; the batch is the product of the broadcast batch dims.
   const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
@@ -48,6 +80,24 @@ Cost matmul(const Dims& a, const Dims& b, int64_t elem_size) {
 Cost reduce(int64_t in_numel, int64_t out_numel, int64_t elem_size, int64_t out_elem_size) {
   return make_cost(std::max<int64_t>(in_numel - out_numel, 0), 0,
                    Count(in_numel) * elem_size + Count(out_numel) * out_elem_size);
+}
+
+Cost mean(int64_t in_numel, int64_t out_numel, int64_t elem_size) {
+  Cost c = reduce(in_numel, out_numel, elem_size, elem_size);
+  c.flops = (Count(c.flops) + out_numel).value();
+  return c;
+}
+
+Cost cast(int64_t numel, int64_t in_elem_size, int64_t out_elem_size) {
+  return make_cost(0, 0, Count(numel) * (in_elem_size + out_elem_size));
+}
+
+Cost gather(int64_t index_numel, int64_t out_numel, int64_t elem_size) {
+  return make_cost(0, 0, 8 * Count(index_numel) + 2 * Count(out_numel) * elem_size);
+}
+
+Cost scatter_add(int64_t index_numel, int64_t src_numel, int64_t elem_size) {
+  return make_cost(src_numel, 0, 8 * Count(index_numel) + 3 * Count(src_numel) * elem_size);
 }
 
 Cost softmax(int64_t numel, int64_t elem_size) {

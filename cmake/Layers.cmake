@@ -1,0 +1,57 @@
+# The layer rule (docs/DESIGN.md, "Layers"): a layer includes only itself and the layers below
+# it. Checked here, when configuring, so a change that reaches up fails before it builds: for
+# each source folder, the project folders its #include "..." lines may name. A folder missing
+# from the table is not checked; tests/ and bench/ may include everything.
+#
+#   profiler <- kernels <- kernels/lab
+#                  ^
+#                tensor <- nn <- analysis <- cli
+#   exercises (the learners' kernels and their checker) sit on kernels and tensor.
+set(_prism_layers
+  "profiler:profiler"
+  "kernels:profiler,kernels"
+  "kernels/lab:profiler,kernels,kernels/lab"
+  "tensor:profiler,kernels,tensor"
+  "nn:profiler,tensor,nn"
+  "analysis:profiler,kernels,tensor,nn,analysis"
+  "cli:profiler,kernels,kernels/lab,tensor,nn,analysis,cli"
+  "exercises:profiler,kernels,tensor,exercises")
+set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises bench tests modules)
+
+function(_prism_include_layer path out)  # "kernels/lab/x.h" -> kernels/lab; "kernels/x.h" -> kernels
+  if(path MATCHES "^kernels/lab/")
+    set(${out} kernels/lab PARENT_SCOPE)
+  else()
+    string(REGEX REPLACE "/.*" "" _top "${path}")
+    set(${out} ${_top} PARENT_SCOPE)
+  endif()
+endfunction()
+
+foreach(_entry ${_prism_layers})
+  string(REPLACE ":" ";" _pair "${_entry}")
+  list(GET _pair 0 _layer)
+  list(GET _pair 1 _allowed)
+  string(REPLACE "," ";" _allowed "${_allowed}")
+  file(GLOB_RECURSE _files CONFIGURE_DEPENDS
+       ${PROJECT_SOURCE_DIR}/${_layer}/*.h ${PROJECT_SOURCE_DIR}/${_layer}/*.cpp
+       ${PROJECT_SOURCE_DIR}/${_layer}/*.cu ${PROJECT_SOURCE_DIR}/${_layer}/*.cuh)
+  foreach(_file ${_files})
+    file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR} ${_file})
+    _prism_include_layer(${_rel} _own)
+    if(NOT _own STREQUAL _layer)
+      continue()  # kernels/lab's files are checked under their own entry
+    endif()
+    file(STRINGS ${_file} _includes REGEX "^#include \"[a-z_]+/")
+    foreach(_line ${_includes})
+      string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" _inc "${_line}")
+      _prism_include_layer(${_inc} _target)
+      list(FIND _prism_project_dirs ${_target} _is_project)
+      list(FIND _allowed ${_target} _ok)
+      if(_is_project GREATER_EQUAL 0 AND _ok LESS 0)
+        string(REPLACE ";" ", " _names "${_allowed}")
+        message(FATAL_ERROR "${_rel} includes \"${_inc}\": ${_layer}/ may include only "
+                            "${_names} (docs/DESIGN.md, \"Layers\")")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
