@@ -1,5 +1,5 @@
 # prism: two commands do everything on a fresh Debian 12 machine (as root):
-#   make demo   install what is missing, build, run the demo
+#   make demo   install what is missing, build the prism tool, run the demo
 #   make test   install what is missing, build, run the whole test suite
 # Other targets: make build, make asan (the test suite under ASan+UBSan), make bench,
 # make perf-baseline / make perf-gate (the timing gate on this machine), make clean,
@@ -65,7 +65,10 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# Only the command-line tool and the libraries it links (and the CUDA backend when it is built:
+# cmake/Libraries.cmake makes every program depend on it), not the tests and benches.
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target prism
 	./$(BUILD)/prism demo
 
 test: build

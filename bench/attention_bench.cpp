@@ -48,28 +48,10 @@ using prism::bench::report_cost;
 using prism::Dims;
 using prism::DType;
 using prism::Tensor;
+using prism::bench::validate;
 using prism::profiler::Cost;
 
 constexpr int64_t kHeads = 8, kHeadDim = 64;
-
-bool validate(benchmark::State& state, const char* op, const char* variant,
-              const std::function<Tensor()>& fn, const Tensor& expected) {
-  const std::string used = recorded_variant([&] { fn(); }, op);
-  if (used != variant) {
-    state.SkipWithError(("asked for " + std::string(op) + " variant '" + variant +
-                         "', the profile recorded '" + used + "'")
-                            .c_str());
-    return false;
-  }
-  const double err = max_rel_error(fn(), expected);
-  if (!(err < 1e-4)) {
-    state.SkipWithError(("output differs from the float64 default variant: max error " +
-                         std::to_string(err) + " of the largest value")
-                            .c_str());
-    return false;
-  }
-  return true;
-}
 
 struct Qkv {
   Tensor q, k, v;

@@ -56,6 +56,39 @@ inline double max_rel_error(const Tensor& got, const Tensor& want) {
   return err / scale;
 }
 
+// The one check every front-end benchmark makes before it times anything: `call` ran `op` as
+// `variant` (read from the profile: what really ran, after overrides and dtype fallbacks; an
+// empty variant is a chain of ops, whose values alone are checked, and a null op checks the
+// first op that names a variant), and `got` is within 1e-4 of `expected` (the float64 default
+// variant's result) relative to its largest value. On a mismatch the benchmark is skipped with
+// the reason, never timed.
+inline bool validate(benchmark::State& state, const char* op, const char* variant,
+                     const std::function<void()>& call, const Tensor& got, const Tensor& expected) {
+  if (variant[0] != '\0') {
+    const std::string used = recorded_variant(call, op);
+    if (used != variant) {
+      state.SkipWithError(("asked for " + std::string(op ? op : "the op") + " variant '" + variant +
+                           "', the profile recorded '" + used + "'")
+                              .c_str());
+      return false;
+    }
+  }
+  const double err = max_rel_error(got, expected);
+  if (!(err < 1e-4)) {
+    state.SkipWithError(("output differs from the float64 default variant: max error " +
+                         std::to_string(err) + " of the largest value")
+                            .c_str());
+    return false;
+  }
+  return true;
+}
+// The same for a call that returns its result.
+inline bool validate(benchmark::State& state, const char* op, const char* variant,
+                     const std::function<Tensor()>& fn, const Tensor& expected) {
+  return validate(
+      state, op, variant, [&] { fn(); }, fn(), expected);
+}
+
 // The float64 copy reference results are computed on.
 inline Tensor f64(const Tensor& t) {
   return cast(t, DType::f64);

@@ -38,31 +38,8 @@ using prism::bench::report_cost;
 
 using prism::DType;
 using prism::Tensor;
+using prism::bench::validate;
 using prism::profiler::Cost;
-
-// Skips the benchmark (with the reason) unless `op` ran as `variant` and `got` matches
-// `expected` (the float64 default) to 1e-4 of its largest value. An empty variant is a chain of
-// ops: only the values are checked.
-bool validate(benchmark::State& state, const char* op, const char* variant,
-              const std::function<void()>& call, const Tensor& got, const Tensor& expected) {
-  if (variant[0] != '\0') {
-    const std::string used = recorded_variant(call, op);
-    if (used != variant) {
-      state.SkipWithError(("asked for " + std::string(op) + " variant '" + variant +
-                           "', the profile recorded '" + used + "'")
-                              .c_str());
-      return false;
-    }
-  }
-  const double err = max_rel_error(got, expected);
-  if (!(err < 1e-4)) {
-    state.SkipWithError(("output differs from the float64 default variant: max error " +
-                         std::to_string(err) + " of the largest value")
-                            .c_str());
-    return false;
-  }
-  return true;
-}
 
 // ---- softmax and log_softmax, each row -------------------------------------------------------
 

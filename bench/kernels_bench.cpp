@@ -32,32 +32,12 @@ namespace {
 using prism::bench::max_rel_error;
 using prism::bench::recorded_variant;
 using prism::bench::report_cost;
+using prism::bench::validate;
 
 using prism::Dims;
 using prism::DType;
 using prism::Tensor;
 using prism::profiler::Cost;
-
-// Checks the variant and the result; returns false (and marks the benchmark) on a mismatch.
-// `expected` was computed before the guard, by the op's default variant in float64.
-bool validate(benchmark::State& state, const char* variant, const std::function<Tensor()>& fn,
-              const Tensor& expected) {
-  const std::string used = recorded_variant([&] { fn(); });
-  if (used != variant) {
-    state.SkipWithError(
-        ("asked for variant '" + std::string(variant) + "', the profile recorded '" + used + "'")
-            .c_str());
-    return false;
-  }
-  const double err = max_rel_error(fn(), expected);
-  if (!(err < 1e-4)) {
-    state.SkipWithError(("output differs from the float64 default variant: max error " +
-                         std::to_string(err) + " of the largest value")
-                            .c_str());
-    return false;
-  }
-  return true;
-}
 
 // ---- matmul ---------------------------------------------------------------------------------
 
@@ -68,7 +48,7 @@ void BM_Matmul(benchmark::State& state, const char* variant) {
   const Tensor expected = ref();
   prism::kernels::Use guard("matmul", variant);
   auto run = [&] { return prism::matmul(a, b); };
-  if (!validate(state, variant, run, expected)) return;
+  if (!validate(state, nullptr, variant, run, expected)) return;
   for (auto _ : state) {
     Tensor c = run();
     benchmark::DoNotOptimize(c.data<float>());
@@ -101,7 +81,7 @@ void BM_Softmax(benchmark::State& state, const char* variant) {
   const Tensor expected = ref();
   prism::kernels::Use guard("softmax", variant);
   auto run = [&] { return prism::softmax(x, -1); };
-  if (!validate(state, variant, run, expected)) return;
+  if (!validate(state, nullptr, variant, run, expected)) return;
   for (auto _ : state) {
     Tensor y = run();
     benchmark::DoNotOptimize(y.data<float>());
@@ -124,7 +104,7 @@ void BM_SumRows(benchmark::State& state, const char* variant) {
   const Tensor expected = ref();
   prism::kernels::Use guard("sum", variant);
   auto run = [&] { return prism::sum(x, {-1}); };
-  if (!validate(state, variant, run, expected)) return;
+  if (!validate(state, nullptr, variant, run, expected)) return;
   for (auto _ : state) {
     Tensor y = run();
     benchmark::DoNotOptimize(y.data<float>());
@@ -153,7 +133,7 @@ void BM_Add(benchmark::State& state) {
   const Tensor expected = ref();
   prism::kernels::Use guard("add", "naive");
   auto run = [&] { return prism::add(a, b); };
-  if (!validate(state, "naive", run, expected)) return;
+  if (!validate(state, nullptr, "naive", run, expected)) return;
   for (auto _ : state) {
     Tensor y = run();
     benchmark::DoNotOptimize(y.data<float>());
@@ -175,7 +155,7 @@ void BM_Unary(benchmark::State& state, const char* op, Tensor (*fn)(const Tensor
   const Tensor expected = ref();
   prism::kernels::Use guard(op, "naive");
   auto run = [&] { return fn(x); };
-  if (!validate(state, "naive", run, expected)) return;
+  if (!validate(state, nullptr, "naive", run, expected)) return;
   for (auto _ : state) {
     Tensor y = run();
     benchmark::DoNotOptimize(y.data<float>());

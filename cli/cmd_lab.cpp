@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/lab/lab.h"
-#include "kernels/lab/lab_op.h"
+#include "kernels/opinfo/op_info.h"
 #include "kernels/registry.h"
 #include "profiler/machine.h"
 #include "profiler/output_file.h"
@@ -27,7 +27,7 @@ std::string list_text(Device device) {
                         ? "ops the lab knows (prism lab OP --device cuda; sizes as shown; CUDA "
                           "variants):\n"
                         : "ops the lab knows (prism lab OP; sizes as shown):\n";
-  for (const lab::LabOp& op : lab::lab_ops()) {
+  for (const opinfo::OpInfo& op : opinfo::op_infos()) {
     const kernels::OpKernels* k = kernels::registry().find(op.op, device);
     std::string variants;
     if (k) {
@@ -47,14 +47,14 @@ std::string list_text(Device device) {
 }
 
 // The op and its sizes: usage errors (exit 2), judged before the device is.
-const lab::LabOp& check_op(const LabCliOptions& o) {
-  const lab::LabOp* op = nullptr;
+const opinfo::OpInfo& check_op(const LabCliOptions& o) {
+  const opinfo::OpInfo* op = nullptr;
   try {
-    op = &lab::find_lab_op(o.op);
+    op = &opinfo::find_op_info(o.op);
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  // Making each case once checks its syntax and that its buffers fit in memory (lab_memory.h),
+  // Making each case once checks its syntax and that its buffers fit in memory (case_memory.h),
   // so a size too large is refused here with the figures, before anything is timed.
   for (const std::string& s : o.sizes) {
     try {
@@ -67,7 +67,7 @@ const lab::LabOp& check_op(const LabCliOptions& o) {
 }
 
 // The variants, against the device's registry: usage errors too (exit 2).
-void check_variants(const LabCliOptions& o, const lab::LabOp& op, Device device) {
+void check_variants(const LabCliOptions& o, const opinfo::OpInfo& op, Device device) {
   try {
     const kernels::OpKernels& k = kernels::registry().at(op.op, device);
     for (const std::string& v : o.variants) {
@@ -88,7 +88,7 @@ int run_lab(const LabCliOptions& o) {
     return 0;
   }
   if (o.op.empty()) throw UsageError("lab: name an op (prism lab --list shows them)");
-  const lab::LabOp& op = check_op(o);
+  const opinfo::OpInfo& op = check_op(o);
   // cuda without a usable GPU is a run-time Error saying why (exit 1), not a usage error.
   const Device device = device_from_flag(o.device);
   check_variants(o, op, device);

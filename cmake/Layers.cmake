@@ -3,24 +3,26 @@
 # each source folder, the project folders its #include "..." lines may name. A folder missing
 # from the table is not checked; tests/ and bench/ may include everything.
 #
-#   profiler <- kernels <- kernels/lab
+#   profiler <- kernels <- kernels/opinfo <- kernels/lab
 #                  ^
 #                tensor <- nn <- analysis <- cli
-#   exercises (the learners' kernels and their checker) sit on kernels and tensor.
+#   exercises (the learners' kernels and their checker) sit on kernels, kernels/opinfo and tensor.
 set(_prism_layers
   "profiler:profiler"
   "kernels:profiler,kernels"
-  "kernels/lab:profiler,kernels,kernels/lab"
+  "kernels/opinfo:profiler,kernels,kernels/opinfo"
+  "kernels/lab:profiler,kernels,kernels/opinfo,kernels/lab"
   "tensor:profiler,kernels,tensor"
   "nn:profiler,tensor,nn"
   "analysis:profiler,kernels,tensor,nn,analysis"
-  "cli:profiler,kernels,kernels/lab,tensor,nn,analysis,cli"
-  "exercises:profiler,kernels,tensor,exercises")
+  "cli:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,cli"
+  "exercises:profiler,kernels,kernels/opinfo,tensor,exercises")
 set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises bench tests modules)
 
 function(_prism_include_layer path out)  # "kernels/lab/x.h" -> kernels/lab; "kernels/x.h" -> kernels
-  if(path MATCHES "^kernels/lab/")
-    set(${out} kernels/lab PARENT_SCOPE)
+  if(path MATCHES "^kernels/(lab|opinfo)/")
+    string(REGEX REPLACE "^(kernels/[a-z]+)/.*" "\\1" _sub "${path}")
+    set(${out} ${_sub} PARENT_SCOPE)
   else()
     string(REGEX REPLACE "/.*" "" _top "${path}")
     set(${out} ${_top} PARENT_SCOPE)
@@ -39,7 +41,7 @@ foreach(_entry ${_prism_layers})
     file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR} ${_file})
     _prism_include_layer(${_rel} _own)
     if(NOT _own STREQUAL _layer)
-      continue()  # kernels/lab's files are checked under their own entry
+      continue()  # kernels/lab's and kernels/opinfo's files are checked under their own entry
     endif()
     file(STRINGS ${_file} _includes REGEX "^#include \"[a-z_]+/")
     foreach(_line ${_includes})

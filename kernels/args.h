@@ -24,7 +24,7 @@ struct Layout {
 template <class T>
 struct UnaryArgs {
   const T* x;
-  T* out;  // contiguous, numel elements
+  T* out;         // contiguous, numel elements
   Layout layout;  // x's strides over the output shape
   int64_t numel;
 };
@@ -122,6 +122,74 @@ struct LayerNormBackwardArgs {
   int64_t row_stride, col_stride;  // x's; g and dx are contiguous
 };
 
+// RMS normalisation of each row of a 2-D strided view [rows, cols] (Zhang & Sennrich, 2019; the
+// normalisation of LLaMA and most transformers since): layer_norm without the mean and the bias,
+//   rstd = 1 / sqrt(sum_j x_j^2 / cols + eps),  out_j = x_j * rstd * weight_j
+// weight is contiguous [cols], or null (1). out is contiguous [rows, cols]; rstd, when not null,
+// receives each row's rstd (contiguous [rows]), what backward needs.
+template <class T>
+struct RmsNormArgs {
+  const T* x;
+  const T* weight;
+  T* out;
+  T* rstd;
+  int64_t rows, cols;
+  int64_t row_stride, col_stride;
+  double eps;
+};
+
+// Its gradient, one kernel for both: from g = dloss/dout (contiguous [rows, cols]), x as in
+// forward (strided) and the saved rstd, with xhat = x rstd and gw = g weight (rstd depends on
+// every x_k of the row: d rstd / d x_k = -rstd^3 x_k / cols):
+//   dx_j = rstd (gw_j - xhat_j mean_k(gw_k xhat_k))       each row
+//   dweight_j = sum_rows g_j xhat_j                        each column
+// dx (contiguous [rows, cols]) and dweight ([cols]) are overwritten; a null one is not needed.
+template <class T>
+struct RmsNormBackwardArgs {
+  const T* x;
+  const T* g;
+  const T* weight;
+  const T* rstd;
+  T* dx;
+  T* dweight;
+  int64_t rows, cols;
+  int64_t row_stride, col_stride;  // x's; g and dx are contiguous
+};
+
+// SwiGLU (Shazeer, 2020, "GLU Variants Improve Transformer"; the feed-forward of LLaMA and most
+// transformers since) of a 2-D view [rows, cols], elementwise:
+//   out = silu(gate) * up,   silu(z) = z sigmoid(z) = z / (1 + e^-z)
+// gate and up are each read through their own row and column strides, so the two halves of one
+// [rows, 2 hidden] projection, split by slicing, reach the kernel without a copy. out is
+// contiguous [rows, cols].
+template <class T>
+struct SwiGluArgs {
+  const T* gate;
+  const T* up;
+  T* out;
+  int64_t rows, cols;
+  int64_t gate_row_stride, gate_col_stride;
+  int64_t up_row_stride, up_col_stride;
+};
+
+// Its gradient, one kernel for both inputs: from g = dloss/dout (contiguous [rows, cols]) and
+// gate and up as in forward (strided), with s = sigmoid(gate):
+//   dgate = g up silu'(gate),   silu'(z) = s + z s (1 - s) = s (1 + z (1 - s))
+//   dup   = g silu(gate)     = g gate s
+// dgate and dup (contiguous [rows, cols]) are overwritten; a null one is not needed and not
+// computed.
+template <class T>
+struct SwiGluBackwardArgs {
+  const T* gate;
+  const T* up;
+  const T* g;
+  T* dgate;
+  T* dup;
+  int64_t rows, cols;
+  int64_t gate_row_stride, gate_col_stride;  // g, dgate and dup are contiguous
+  int64_t up_row_stride, up_col_stride;
+};
+
 // Cross-entropy of logits [rows, cols] (a strided view) against int64 class indices
 // target [rows] (strided; the front end has checked every one is in [0, cols)):
 //   lse_i = log sum_j exp(x_ij),  loss = scale * sum_i (lse_i - x_i,target_i)
@@ -181,9 +249,9 @@ struct GatherArgs {
   int ndim;
   int dim;
   int64_t shape[kMaxDims];
-  int64_t x_stride[kMaxDims];      // strides of the x side (source for gather, dest for scatter)
+  int64_t x_stride[kMaxDims];  // strides of the x side (source for gather, dest for scatter)
   int64_t index_stride[kMaxDims];
-  int64_t dim_size;                // x.size(dim): valid indices are [0, dim_size)
+  int64_t dim_size;  // x.size(dim): valid indices are [0, dim_size)
 };
 
 // index_select along one dim of a 3-D view [outer, n, inner] (x contiguous after the front end):

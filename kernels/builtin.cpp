@@ -24,6 +24,8 @@ void register_builtin_kernels(Registry& r) {
   cpu::register_softmax_eigen(r);
   cpu::register_softmax_online(r);
   cpu::register_layer_norm(r);
+  cpu::register_rms_norm(r);  // fused registered first: the default
+  cpu::register_swiglu(r);    // fused registered first: the default
   cpu::register_cross_entropy(r);
   cpu::register_index(r);
   cpu::register_conv_naive(r);
@@ -45,7 +47,8 @@ void register_builtin_kernels(Registry& r) {
   // 80 GFLOP/s, 90% of the FMA peak) and 1.24-1.38x on two, and ahead on the MLP's and the
   // conv's shapes too (docs/PERFORMANCE.md, "Matmul ladder").
   r.op("matmul", Device::cpu).set_default("optimized");
-  // conv2d: im2col + Eigen GEMM is ~30x the direct loops (kernels/cpu/conv_im2col.cpp).
+  // conv2d and its gradients: im2col + the selected matmul (the packed kernel by default) is
+  // 18-37x the direct loops (docs/PERFORMANCE.md, "Convolution and pooling kernels").
   // max_pool2d: 2x2 windows without branches, ~1.7x the naive scan (pool_optimized.cpp).
   r.op("max_pool2d", Device::cpu).set_default("optimized");
   for (const char* op : {"conv2d", "conv2d_backward_input", "conv2d_backward_weight"}) {

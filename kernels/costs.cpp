@@ -52,10 +52,14 @@ int elementwise_steps(std::string_view op) {
       {"tanh", 1},
       {"relu", 1},
       {"sigmoid", 3},
+      {"silu", 4},  // x / (1 + e^-x): neg, exp, add, divide (sigmoid's 3 and one more)
       {"gelu", 8},
       {"relu_backward", 1},
       {"tanh_backward", 3},
       {"sigmoid_backward", 3},
+      // g s (1 + x (1 - s)) with s = sigmoid(x) recomputed: 3 for s, then 1 - s, x *, 1 +,
+      // s *, g *: 8
+      {"silu_backward", 8},
       {"gelu_backward", 16},
   };
   for (const Steps& s : kSteps) {
@@ -115,6 +119,37 @@ Cost layer_norm(int64_t rows, int64_t cols, bool has_weight, bool has_bias, bool
   const Count elems =
       2 * n + (has_weight ? cols : 0) + (has_bias ? cols : 0) + (saves_stats ? 2 * Count(rows) : 0);
   return make_cost(flops, 0, elems * elem_size);
+}
+
+Cost rms_norm(int64_t rows, int64_t cols, bool has_weight, bool saves_rstd, int64_t elem_size) {
+  const Count n = Count(rows) * cols;
+  const Count flops = (3 + (has_weight ? 1 : 0)) * n + 4 * Count(rows);
+  const Count elems = 2 * n + (has_weight ? cols : 0) + (saves_rstd ? Count(rows) : 0);
+  return make_cost(flops, 0, elems * elem_size);
+}
+
+Cost rms_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,
+                       int64_t elem_size) {
+  const Count n = Count(rows) * cols;
+  const int64_t per_elem = (dx ? 6 + (has_weight ? 1 : 0) : 0) + (dweight ? 2 : 0);
+  // Read x, g, rstd (and weight); write what is asked for.
+  const Count elems =
+      2 * n + Count(rows) + (has_weight ? cols : 0) + (dx ? n : 0) + (dweight ? cols : 0);
+  return make_cost(per_elem * n, 0, elems * elem_size);
+}
+
+Cost swiglu(int64_t numel, int64_t elem_size) {
+  const Count n = numel;
+  return make_cost(5 * n, 0, 3 * n * elem_size);  // silu 4 + the multiply; gate, up, out
+}
+
+Cost swiglu_backward(int64_t numel, bool dgate, bool dup, int64_t elem_size) {
+  const Count n = numel;
+  // s = sigmoid(gate) once (3), then dgate 6 and dup 2 (costs.h has the count).
+  const int64_t per_elem = (dgate || dup ? 3 : 0) + (dgate ? 6 : 0) + (dup ? 2 : 0);
+  // Read gate and g, and up only for dgate; write what is asked for.
+  const int64_t streams = 2 + (dgate ? 2 : 0) + (dup ? 1 : 0);
+  return make_cost(per_elem * n, 0, streams * n * elem_size);
 }
 
 Cost layer_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,

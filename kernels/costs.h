@@ -44,7 +44,8 @@ inline Cost make_cost(Count flops, Count macs, Count bytes) {
 // own elements once (a broadcast input is read once, not once per use).
 Cost elementwise(const Dims& out, int flops_per_elem, int64_t in_bytes, int64_t elem_size);
 // The arithmetic steps per element of the elementwise op `op` (docs/COSTS.md, "Elementwise"):
-// 1 for add, exp, relu...; sigmoid 3, gelu 8, gelu_backward 16. An unknown op is an Error.
+// 1 for add, exp, relu...; sigmoid 3, silu 4, gelu 8, silu_backward 8, gelu_backward 16. An
+// unknown op is an Error.
 int elementwise_steps(std::string_view op);
 
 // matmul of a [..., m, k] by b [..., k, n] (shapes after NumPy broadcasting of the batch dims):
@@ -76,6 +77,26 @@ Cost layer_norm(int64_t rows, int64_t cols, bool has_weight, bool has_bias, bool
 // dbias written (each only when that gradient is computed).
 Cost layer_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,
                          bool dbias, int64_t elem_size);
+// rms_norm of `rows` rows of `cols` elements: per element 3 FLOPs (square and add for the sum of
+// squares, the multiply by rstd), +1 with a weight; per row 4 (divide by cols, + eps, sqrt,
+// reciprocal). Bytes = x + y + weight, + rstd ([rows]) when it is saved for backward.
+Cost rms_norm(int64_t rows, int64_t cols, bool has_weight, bool saves_rstd, int64_t elem_size);
+// rms_norm_backward: dx costs 6 FLOPs per element (xhat 1; the row sum of gw xhat 2; rstd (gw -
+// xhat mean) 3), +1 for g * weight when there is a weight; dweight 2 (g xhat, summed over rows).
+// Bytes: x, g, rstd and weight read; dx and dweight written (each only when it is computed).
+Cost rms_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,
+                       int64_t elem_size);
+// swiglu of `numel` elements (out = silu(gate) up): 5 FLOPs per element, counted as the
+// elementwise ops it fuses: silu 4 (gate / (1 + e^-gate): neg, exp, add, divide; sigmoid's 3 and
+// one more, as elementwise_steps counts silu) and the multiply by up 1. Bytes = gate + up + out.
+Cost swiglu(int64_t numel, int64_t elem_size);
+// swiglu_backward, with s = sigmoid(gate) = 1 / d, d = 1 + e^-gate: 3 FLOPs per element for s
+// (sigmoid's count), shared by both gradients; dgate = g up s (1 + gate (1 - s)) 6 more (1 - s,
+// times gate, 1 +, times s: 4; times g and times up: 2); dup = g (gate / d) 2 more. 11 per
+// element for both. Bytes: gate and g
+// read, up read when dgate is computed (dup does not need it); dgate and dup written (each only
+// when it is computed).
+Cost swiglu_backward(int64_t numel, bool dgate, bool dup, int64_t elem_size);
 // cross_entropy of logits [rows, cols]: 4 FLOPs per logit (max, subtract + exp, sum), 3 per row
 // (log, add, subtract the target's logit), 1 for the reduction. Bytes = logits + 8 per int64
 // target + the loss, + 8 per row for the float64 lse when it is saved for backward.

@@ -89,7 +89,7 @@ CacheStats cache_stats();
 
 // ---- managed (unified) memory: one pointer valid on the host and on the device ----------------
 // For tools that fill buffers on the host and hand the same pointers to CUDA kernels (the kernel
-// lab, kernels/lab/lab_memory.h). Not cached and not seen by the memory tracker: tensors use
+// lab, kernels/opinfo/case_memory.h). Not cached and not seen by the memory tracker: tensors use
 // allocate() above. Pages migrate on first touch; prefetch_to_device moves them ahead of time.
 
 // `nbytes` (> 0) of managed memory, 256-byte aligned (cudaMallocManaged); throws an Error naming

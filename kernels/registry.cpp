@@ -50,7 +50,9 @@ const char* OpKernels::cost_formula() const {
 }
 
 KernelEntry& OpKernels::add_entry(KernelEntry e) {
-  if (find(e.name)) {
+  const bool taken = std::any_of(entries_.begin(), entries_.end(),
+                                 [&](const KernelEntry& other) { return other.name == e.name; });
+  if (taken) {
     throw Error(op_ + ": a kernel variant named '" + e.name + "' is already registered");
   }
   if (!entries_.empty() && entries_.front().args_type != e.args_type) {
@@ -80,7 +82,18 @@ const KernelEntry* OpKernels::find(std::string_view name) const {
   for (const auto& e : entries_) {
     if (e.name == name) return &e;
   }
-  return nullptr;
+  // The canonical names: "naive" and "reference" also name the variant with that tag, so
+  // `--kernel cross_entropy=naive` runs "composed" and `--kernel X=naive` works for every op.
+  const KernelEntry* tagged = nullptr;
+  for (auto tag : {VariantTag::naive, VariantTag::reference}) {
+    if (name != tag_name(tag)) continue;
+    for (const auto& e : entries_) {
+      if (e.tag != tag) continue;
+      if (tagged) return nullptr;  // two of them: the tag alone does not say which
+      tagged = &e;
+    }
+  }
+  return tagged;
 }
 
 const KernelEntry& OpKernels::at(std::string_view name) const {
@@ -223,8 +236,9 @@ std::vector<OpKernels*> resolve(std::string_view op, std::string_view variant) {
 // has no variant of that name.
 void apply_choice(OpKernels& k, std::string_view variant, bool from_env) {
   int idx = -1;
-  for (size_t i = 0; i < k.entries().size() && !variant.empty(); ++i) {
-    if (k.entries()[i].name == variant) idx = static_cast<int>(i);
+  const KernelEntry* e = variant.empty() ? nullptr : k.find(variant);  // "naive": by tag too
+  for (size_t i = 0; i < k.entries().size() && e; ++i) {
+    if (&k.entries()[i] == e) idx = static_cast<int>(i);
   }
   k.set_choice(idx, from_env);
 }
@@ -316,9 +330,37 @@ Use::~Use() {
   t_scoped.resize(t_scoped.size() - static_cast<size_t>(pushed_));
 }
 
+namespace {
+
+// Function-local, so it exists before the first static registrar runs.
+struct RegistrationErrors {
+  std::mutex mu;
+  std::vector<std::string> lines;
+};
+
+RegistrationErrors& registration_error_log() {
+  static RegistrationErrors log;
+  return log;
+}
+
+}  // namespace
+
 void UserKernelRegistrar::report_registration_error(const char* op, const char* name,
-                                                    const char* why) {
-  std::fprintf(stderr, "prism: could not register kernel '%s' for op '%s': %s\n", name, op, why);
+                                                    const char* why, bool quiet) {
+  const std::string line =
+      std::string("could not register kernel '") + name + "' for op '" + op + "': " + why;
+  RegistrationErrors& log = registration_error_log();
+  {
+    std::lock_guard lock(log.mu);
+    log.lines.push_back(line);
+  }
+  if (!quiet) std::fprintf(stderr, "prism: %s\n", line.c_str());
+}
+
+std::vector<std::string> registration_errors() {
+  RegistrationErrors& log = registration_error_log();
+  std::lock_guard lock(log.mu);
+  return log.lines;
 }
 
 }  // namespace prism::kernels

@@ -111,6 +111,8 @@ class OpKernels {
   void set_default(std::string_view name);
   const KernelEntry& default_entry() const;
 
+  // By name; "naive" and "reference" also find the one variant with that tag when none is named
+  // so ("composed", "per_tensor", "two_pass", "unfused" are their ops' naive variants).
   const KernelEntry* find(std::string_view name) const;
   // Like find, but an unknown name is an Error that lists the variants that exist.
   const KernelEntry& at(std::string_view name) const;
@@ -190,10 +192,11 @@ class Use {
   int pushed_ = 0;
 };
 
-// Registration helper behind PRISM_REGISTER_KERNEL.
+// Registration helper behind PRISM_REGISTER_KERNEL (and PRISM_REGISTER_KERNEL_EXPECTING_ERROR).
 struct UserKernelRegistrar {
   template <template <class> class Args>
-  UserKernelRegistrar(const char* op, const char* name, void (*f32)(const Args<float>&)) {
+  UserKernelRegistrar(const char* op, const char* name, void (*f32)(const Args<float>&),
+                      bool quiet = false) {
     // Runs during static initialisation, where an exception would abort the program: a
     // mistake (unknown op, wrong argument type) is reported and the kernel left out.
     try {
@@ -201,11 +204,17 @@ struct UserKernelRegistrar {
       if (!k) throw Error(std::string("no op named '") + op + "'");
       registry().op(op, Device::cpu).add<Args>(name, VariantTag::user, "learner kernel", f32);
     } catch (const std::exception& e) {
-      report_registration_error(op, name, e.what());
+      report_registration_error(op, name, e.what(), quiet);
     }
   }
-  static void report_registration_error(const char* op, const char* name, const char* why);
+  // Records the mistake (registration_errors) and, unless `quiet`, prints it on stderr.
+  static void report_registration_error(const char* op, const char* name, const char* why,
+                                        bool quiet);
 };
+
+// Every registration mistake so far, oldest first, each as the line printed for it ("could not
+// register kernel 'f' for op 'x': why"), quiet ones included.
+std::vector<std::string> registration_errors();
 
 }  // namespace prism::kernels
 
@@ -216,3 +225,10 @@ struct UserKernelRegistrar {
 #define PRISM_REGISTER_KERNEL(op, fn)                                     \
   static const ::prism::kernels::UserKernelRegistrar PRISM_KERNEL_CONCAT( \
       prism_user_kernel_, __COUNTER__)(#op, #fn, &fn)
+
+// For a test that registers a bad kernel on purpose: the mistake is recorded in
+// registration_errors(), for the test to check, and not printed (the program's start-up, and
+// so the test discovery that runs it, stays silent).
+#define PRISM_REGISTER_KERNEL_EXPECTING_ERROR(op, fn)                     \
+  static const ::prism::kernels::UserKernelRegistrar PRISM_KERNEL_CONCAT( \
+      prism_user_kernel_, __COUNTER__)(#op, #fn, &fn, /*quiet=*/true)

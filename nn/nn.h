@@ -13,6 +13,7 @@
 #include "nn/layers/linear.h"
 #include "nn/layers/normalization.h"
 #include "nn/layers/pool.h"
+#include "nn/layers/swiglu.h"
 #include "nn/layers/transformer.h"
 #include "nn/loss.h"
 #include "nn/module.h"

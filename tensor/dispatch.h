@@ -54,7 +54,7 @@ class OpRecordScope {
   OpRecordScope& operator=(const OpRecordScope&) = delete;
 
  private:
-  // cost(), with a count that overflows int64 (tensor/costs.h) reported under the op's name.
+  // cost(), with a count that overflows int64 (kernels/costs.h) reported under the op's name.
   template <class CostFn>
   static profiler::Cost named_cost(const char* op, CostFn& cost) {
     try {
@@ -73,12 +73,6 @@ class OpRecordScope {
   int32_t gpu_slot_ = -1;
   bool gpu_range_ = false;
 };
-
-// Bytes of a tensor as the cost model counts them: its elements once, whatever its strides
-// (a broadcast input is read once, not once per use).
-inline int64_t tensor_bytes(const Tensor& t) {
-  return t.numel() * t.element_size();
-}
 
 // Checks shared by the front ends; each throws an Error naming the op.
 void check_defined(const char* op, const Tensor& t);

@@ -49,6 +49,9 @@ Tensor relu(const Tensor& x);
 Tensor gelu(const Tensor& x);  // tanh approximation
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
+// SiLU / Swish (Elfwing et al., 2018): x sigmoid(x), the gate of SwiGLU. Its gradient is one op,
+// silu_backward(x, g) = g s (1 + x (1 - s)) with s = sigmoid(x).
+Tensor silu(const Tensor& x);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
@@ -69,9 +72,9 @@ Tensor operator/(double a, const Tensor& b);
 Tensor sum(const Tensor& x, const std::vector<int>& dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& x, const std::vector<int>& dims = {}, bool keepdim = false);
 Tensor max(const Tensor& x, int dim, bool keepdim = false);
-Tensor max(const Tensor& x);  // over all elements
+Tensor max(const Tensor& x);                                    // over all elements
 Tensor argmax(const Tensor& x, int dim, bool keepdim = false);  // int64
-Tensor argmax(const Tensor& x);  // flat index, int64 scalar
+Tensor argmax(const Tensor& x);                                 // flat index, int64 scalar
 // Sums `x` down to `shape` (the gradient of broadcasting `shape` up to x's shape).
 Tensor sum_to(const Tensor& x, const Dims& shape);
 
@@ -90,6 +93,11 @@ Tensor log_softmax(const Tensor& x, int dim = -1);
 // weight and bias are [D], or undefined (1 and 0). One op forward ("layer_norm", variants
 // one_pass and two_pass) and one backward ("layer_norm_backward": dx, dweight, dbias at once).
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+// RMS normalisation over the last dim (Zhang & Sennrich, 2019; LLaMA's norm): each row becomes
+// x / sqrt(mean(x^2) + eps) * weight, weight [D] or undefined (1). No mean, no bias. One op
+// forward ("rms_norm", variants fused and naive) and one backward ("rms_norm_backward": dx and
+// dweight at once).
+Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps = 1e-6);
 
 enum class Reduction { mean, sum };
 // Cross-entropy of logits [N, C] against int64 class indices target [N], each in [0, C):
@@ -99,8 +107,9 @@ enum class Reduction { mean, sum };
 Tensor cross_entropy(const Tensor& logits, const Tensor& target,
                      Reduction reduction = Reduction::mean);
 
-// ---- indexing and joining (tensor/ops/index.cpp) -------------------------------------------------
-// out[i][j] = x[i][index[i][j]] for dim 1 (torch.gather); index is int64, same ndim as x.
+// ---- indexing and joining (tensor/ops/index.cpp)
+// ------------------------------------------------- out[i][j] = x[i][index[i][j]] for dim 1
+// (torch.gather); index is int64, same ndim as x.
 Tensor gather(const Tensor& x, int dim, const Tensor& index);
 // Picks entries of a 1-D int64 index along `dim`: out.size(dim) = index.numel().
 Tensor index_select(const Tensor& x, int dim, const Tensor& index);
@@ -133,6 +142,14 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
 // weight [out, in], bias [out] or undefined -> [..., out]. Allocates one output buffer, two in
 // grad mode (the pre-activation is kept for backward).
 Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// ---- SwiGLU (tensor/ops/swiglu.cpp) -----------------------------------------------------------
+// silu(gate) * up elementwise (Shazeer, 2020; LLaMA's feed-forward), with silu(z) = z sigmoid(z).
+// gate and up have the same shape (at least one dim, no broadcasting), the same float dtype and
+// device; either may be a strided view (the two halves of one [..., 2 hidden] projection,
+// sliced, are read in place). One op forward ("swiglu", variants fused and naive) and one
+// backward ("swiglu_backward": dgate and dup at once).
+Tensor swiglu(const Tensor& gate, const Tensor& up);
 
 // ---- copies (tensor/ops/copy.cpp) -------------------------------------------------------------
 Tensor contiguous(const Tensor& x);

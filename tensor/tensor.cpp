@@ -38,7 +38,9 @@ int existing_dim(const char* op, int d, int ndim) {
 }
 }  // namespace
 
-int64_t Tensor::size(int d) const { return shape()[existing_dim("size", d, dim())]; }
+int64_t Tensor::size(int d) const {
+  return shape()[existing_dim("size", d, dim())];
+}
 
 bool Tensor::is_contiguous() const {
   if (numel() == 0) return true;  // no elements, so none out of order (whatever the strides)
@@ -109,7 +111,8 @@ Dims infer_shape(const char* op, const Dims& want, int64_t numel, const Dims& fr
       if (infer >= 0) throw Error(std::string(op) + ": only one dim can be -1, got " + want.str());
       infer = i;
     } else if (out[i] < 0) {
-      throw Error(std::string(op) + ": invalid size " + std::to_string(out[i]) + " in " + want.str());
+      throw Error(std::string(op) + ": invalid size " + std::to_string(out[i]) + " in " +
+                  want.str());
     } else {
       known *= out[i];
     }
@@ -140,8 +143,15 @@ bool view_strides(const Dims& shape, const Dims& strides, const Dims& new_shape,
   const int on = shape.size(), nn = new_shape.size();
   while (oi < on || ni < nn) {
     // skip size-1 dims on both sides (any stride works for them)
-    if (ni < nn && new_shape[ni] == 1) { out[ni] = 1; ++ni; continue; }
-    if (oi < on && shape[oi] == 1) { ++oi; continue; }
+    if (ni < nn && new_shape[ni] == 1) {
+      out[ni] = 1;
+      ++ni;
+      continue;
+    }
+    if (oi < on && shape[oi] == 1) {
+      ++oi;
+      continue;
+    }
     if (oi >= on || ni >= nn) return false;
     // gather a chunk of old dims [oi, oj) and new dims [ni, nj) with equal products
     int64_t op = shape[oi], np = new_shape[ni];
@@ -210,7 +220,9 @@ Tensor Tensor::reshape(const Dims& want) const {
 Tensor Tensor::flatten(int start, int end) const {
   if (dim() == 0) return reshape({1});
   int s = detail::wrap_dim("flatten", start, dim()), e = detail::wrap_dim("flatten", end, dim());
-  if (s > e) throw Error("flatten: start dim " + std::to_string(start) + " is after end dim " + std::to_string(end));
+  if (s > e)
+    throw Error("flatten: start dim " + std::to_string(start) + " is after end dim " +
+                std::to_string(end));
   Dims shp;
   for (int i = 0; i < s; ++i) shp.push_back(shape()[i]);
   int64_t p = 1;
@@ -252,7 +264,8 @@ Tensor Tensor::transpose(int d0, int d1) const {
 }
 
 Tensor Tensor::t() const {
-  if (dim() != 2) throw Error("t: expects a 2-d tensor, got " + shape().str() + "; use transpose(d0, d1)");
+  if (dim() != 2)
+    throw Error("t: expects a 2-d tensor, got " + shape().str() + "; use transpose(d0, d1)");
   return transpose(0, 1);
 }
 
@@ -284,9 +297,10 @@ Tensor Tensor::slice(int d, int64_t start, int64_t stop, int64_t step) const {
   st[dd] *= step;
   Tensor out = make_view(*this, shp, st, offset() + s * strides()[dd]);
   Dims base = shape();
-  autograd::record(out, "slice", {this}, [base, dd, s, step](const Tensor& g, autograd::Grads& grads) {
-    grads.set(0, "slice.dx", [&] { return slice_backward(g, base, dd, s, step); });
-  });
+  autograd::record(out, "slice", {this},
+                   [base, dd, s, step](const Tensor& g, autograd::Grads& grads) {
+                     grads.set(0, "slice.dx", [&] { return slice_backward(g, base, dd, s, step); });
+                   });
   return out;
 }
 
@@ -294,7 +308,8 @@ Tensor Tensor::narrow(int d, int64_t start, int64_t length) const {
   int dd = existing_dim("narrow", d, dim());
   if (start < 0 || length < 0 || start + length > shape()[dd]) {
     throw Error("narrow: window [" + std::to_string(start) + ", " + std::to_string(start + length) +
-                ") is outside dim " + std::to_string(dd) + " of size " + std::to_string(shape()[dd]));
+                ") is outside dim " + std::to_string(dd) + " of size " +
+                std::to_string(shape()[dd]));
   }
   return slice(dd, start, start + length);
 }
@@ -320,7 +335,8 @@ Tensor Tensor::expand(const Dims& want) const {
     int j = i - off;
     int64_t have = j >= 0 ? shape()[j] : 1;
     int64_t w = want[i] == -1 ? have : want[i];
-    if (j < 0 && want[i] == -1) throw Error("expand: -1 is not allowed for a new leading dim in " + want.str());
+    if (j < 0 && want[i] == -1)
+      throw Error("expand: -1 is not allowed for a new leading dim in " + want.str());
     if (w < 0) throw Error("expand: invalid size " + std::to_string(w) + " in " + want.str());
     if (have != w && have != 1) {
       throw Error("expand: cannot expand " + shape().str() + " to " + want.str() + " (dim " +
@@ -368,17 +384,27 @@ Tensor Tensor::unsqueeze(int d) const {
 
 // ---- copies, autograd, printing --------------------------------------------------------------
 
-Tensor Tensor::contiguous() const { return prism::contiguous(*this); }
-Tensor Tensor::clone() const { return prism::clone(*this); }
-Tensor Tensor::to(DType dt) const { return prism::cast(*this, dt); }
-Tensor Tensor::to(Device device) const { return prism::to_device(*this, device); }
+Tensor Tensor::contiguous() const {
+  return prism::contiguous(*this);
+}
+Tensor Tensor::clone() const {
+  return prism::clone(*this);
+}
+Tensor Tensor::to(DType dt) const {
+  return prism::cast(*this, dt);
+}
+Tensor Tensor::to(Device device) const {
+  return prism::to_device(*this, device);
+}
 
 Tensor& Tensor::set_requires_grad(bool on) {
   if (!is_leaf()) {
     throw Error(std::string("set_requires_grad: only leaf tensors can be marked; this one was made "
-                            "by op '") + grad_fn()->op() + "' (use detach() for a new leaf)");
+                            "by op '") +
+                grad_fn()->op() + "' (use detach() for a new leaf)");
   }
-  if (on && dtype() == DType::i64) throw Error("set_requires_grad: int64 tensors cannot require grad");
+  if (on && dtype() == DType::i64)
+    throw Error("set_requires_grad: int64 tensors cannot require grad");
   impl().requires_grad = on;
   return *this;
 }
@@ -387,6 +413,8 @@ void Tensor::backward(const Tensor& grad, bool retain_graph) const {
   autograd::run_backward(*this, grad, retain_graph);
 }
 
-Tensor Tensor::detach() const { return make_view(*this, shape(), strides(), offset()); }
+Tensor Tensor::detach() const {
+  return make_view(*this, shape(), strides(), offset());
+}
 
 }  // namespace prism

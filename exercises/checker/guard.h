@@ -3,14 +3,10 @@
 //
 //   [ guard zone | output (filled with the fill value) | guard zone ]
 //
-// Every element starts as the same signalling NaN with a payload no arithmetic produces
-// (scratch space, which a kernel need not write, starts as an ordinary NaN). After the call:
-//   - a guard element that changed was written outside the output (an edge, a wrong stride);
-//   - an output element still holding the fill value was never written;
-//   - an output element holding a quiet NaN with the fill value's payload was read before it
-//     was written (out += ... without setting out first): arithmetic on a NaN keeps its payload.
-// Then the output is copied back to the front end's buffer, so the op returns what the kernel
-// computed.
+// the lab's guarded buffer (kernels/opinfo/guarded_buffer.h): every element starts as a
+// signalling NaN with a payload no arithmetic produces, so after the call a changed guard, an
+// unwritten element and one read before it was written are each found and reported. Then the
+// output is copied back to the front end's buffer, so the op returns what the kernel computed.
 //
 // The guard zones are twice the output's size (at least 65536 elements) on each side, so a
 // kernel that writes up to that far off is caught instead of corrupting the heap; after the
@@ -18,11 +14,13 @@
 // program: no checker can stop every out-of-range write.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "kernels/args.h"
+#include "kernels/opinfo/guarded_buffer.h"
 #include "kernels/registry.h"
 
 namespace prism::exercises {
@@ -30,38 +28,14 @@ namespace prism::exercises {
 // The name the guarded wrapper is registered under (a user variant of the op being checked).
 inline constexpr const char* kGuardVariant = "checker_guard";
 
-// What one guarded call did to one buffer the kernel writes.
-struct BufferReport {
-  std::string name;  // "out", "C", "workspace"
-  int64_t size = 0;
-  bool must_write = true;      // every element must be set (outputs); false for scratch space
-  int64_t written_before = 0;  // guard elements changed in front of the buffer
-  int64_t lowest = 0;          // the lowest offset written (negative when written_before > 0)
-  int64_t written_after = 0;   // guard elements changed behind it
-  int64_t highest = 0;         // the highest offset written (>= size when written_after > 0)
-  int64_t unwritten = 0;       // elements still holding the fill value
-  int64_t first_unwritten = -1;
-  int64_t read_first = 0;  // elements holding a NaN with the fill value's payload
-  int64_t first_read_first = -1;
+// The buffer and its report are the lab's (kernels/opinfo/guarded_buffer.h), with long guards.
+using opinfo::BufferReport;
+using opinfo::GuardedBuffer;
 
-  bool out_of_bounds() const { return written_before > 0 || written_after > 0; }
-  bool clean() const { return !out_of_bounds() && unwritten == 0 && read_first == 0; }
-};
-
-// One buffer with guard zones on both sides, every element set to the fill value.
-class GuardedBuffer {
- public:
-  // An output (must_write) is filled with the fill value; scratch space with a plain NaN.
-  GuardedBuffer(int64_t size, bool must_write);
-  float* data() { return storage_.data() + guard_; }
-  int64_t size() const { return size_; }
-  // What the kernel did to the buffer (see the top of this file).
-  BufferReport inspect(const std::string& name, bool must_write) const;
-
- private:
-  int64_t size_, guard_;
-  std::vector<float> storage_;
-};
+// Guard zones twice the buffer's size, at least 65536 elements, on each side.
+inline int64_t checker_guard(int64_t size) {
+  return std::max<int64_t>(int64_t{1} << 16, 2 * size);
+}
 
 // One buffer of an argument struct that the kernel writes.
 struct BufferSlot {
@@ -104,7 +78,8 @@ class Guard {
     buffers.reserve(slots.size());
     for (const BufferSlot& s : slots) {
       originals.push_back(*s.ptr);
-      buffers.emplace_back(s.size, s.must_write);
+      buffers.emplace_back(s.size, checker_guard(s.size));
+      if (!s.must_write) buffers.back().poison_as_scratch();
       *s.ptr = buffers.back().data();
     }
     kernel_(a);

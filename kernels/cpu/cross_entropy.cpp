@@ -102,6 +102,22 @@ void cross_entropy_backward_fused(const CrossEntropyBackwardArgs<T>& a) {
   }
 }
 
+// The naive backward, as the formula reads: softmax from the saved lse, minus the one-hot, times
+// g / N, one pass each over every row, in double. The fused kernel does it in one pass.
+template <class T>
+void cross_entropy_backward_naive(const CrossEntropyBackwardArgs<T>& a) {
+  const double gs = static_cast<double>(a.g[0]) * a.scale;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const T* x = a.logits + r * a.row_stride;
+    T* d = a.dlogits + r * a.cols;
+    for (int64_t j = 0; j < a.cols; ++j) {
+      d[j] = static_cast<T>(std::exp(static_cast<double>(x[j * a.col_stride]) - a.lse[r]));
+    }
+    d[a.target[r * a.target_stride]] -= T{1};
+    for (int64_t j = 0; j < a.cols; ++j) d[j] = static_cast<T>(d[j] * gs);
+  }
+}
+
 }  // namespace
 
 void register_cross_entropy(Registry& r) {
@@ -117,6 +133,10 @@ void register_cross_entropy(Registry& r) {
       .add<CrossEntropyBackwardArgs>(
           "fused", VariantTag::fused, "softmax minus one-hot from the saved lse, one pass",
           &cross_entropy_backward_fused<float>, &cross_entropy_backward_fused<double>);
+  r.op("cross_entropy_backward", Device::cpu)
+      .add<CrossEntropyBackwardArgs>(
+          "naive", VariantTag::naive, "softmax, minus one-hot, times g / N: a pass each, double",
+          &cross_entropy_backward_naive<float>, &cross_entropy_backward_naive<double>);
 }
 
 }  // namespace prism::kernels::cpu

@@ -21,6 +21,8 @@ void register_softmax_naive(Registry& r);
 void register_softmax_eigen(Registry& r);
 void register_softmax_online(Registry& r);
 void register_layer_norm(Registry& r);
+void register_rms_norm(Registry& r);
+void register_swiglu(Registry& r);
 void register_cross_entropy(Registry& r);
 void register_index(Registry& r);
 void register_conv_naive(Registry& r);

@@ -228,6 +228,42 @@ void layer_norm_backward_fused(const LayerNormBackwardArgs<T>& a) {
   }
 }
 
+// The naive backward: each gradient straight from its formula (kernels/args.h), one after the
+// other, in double: dweight and dbias as column sums over every row, then dx row by row with
+// its two row means. Three reads of g and two of x where the fused kernel reads each once per
+// row; the lesson's starting point and the baseline the fused one is checked against.
+template <class T>
+void layer_norm_backward_naive(const LayerNormBackwardArgs<T>& a) {
+  auto xhat = [&](int64_t r, int64_t j) {
+    const double x = a.x[r * a.row_stride + j * a.col_stride];
+    return (x - a.mean[r]) * static_cast<double>(a.rstd[r]);
+  };
+  auto g = [&](int64_t r, int64_t j) { return static_cast<double>(a.g[r * a.cols + j]); };
+  auto w = [&](int64_t j) { return a.weight ? static_cast<double>(a.weight[j]) : 1.0; };
+  for (int64_t j = 0; a.dweight && j < a.cols; ++j) {
+    double s = 0;
+    for (int64_t r = 0; r < a.rows; ++r) s += g(r, j) * xhat(r, j);
+    a.dweight[j] = static_cast<T>(s);
+  }
+  for (int64_t j = 0; a.dbias && j < a.cols; ++j) {
+    double s = 0;
+    for (int64_t r = 0; r < a.rows; ++r) s += g(r, j);
+    a.dbias[j] = static_cast<T>(s);
+  }
+  for (int64_t r = 0; a.dx && r < a.rows; ++r) {
+    double sum_gw = 0, sum_gwx = 0;
+    for (int64_t j = 0; j < a.cols; ++j) {
+      sum_gw += g(r, j) * w(j);
+      sum_gwx += g(r, j) * w(j) * xhat(r, j);
+    }
+    const double mean_gw = sum_gw / a.cols, mean_gwx = sum_gwx / a.cols;
+    for (int64_t j = 0; j < a.cols; ++j) {
+      const double gw = g(r, j) * w(j);
+      a.dx[r * a.cols + j] = static_cast<T>(a.rstd[r] * (gw - mean_gw - xhat(r, j) * mean_gwx));
+    }
+  }
+}
+
 }  // namespace
 
 void register_layer_norm(Registry& r) {
@@ -243,6 +279,10 @@ void register_layer_norm(Registry& r) {
       .add<LayerNormBackwardArgs>(
           "fused", VariantTag::fused, "dx, dweight and dbias in one kernel, two passes per row",
           &layer_norm_backward_fused<float>, &layer_norm_backward_fused<double>);
+  r.op("layer_norm_backward", Device::cpu)
+      .add<LayerNormBackwardArgs>(
+          "naive", VariantTag::naive, "each gradient from its formula in turn, double sums",
+          &layer_norm_backward_naive<float>, &layer_norm_backward_naive<double>);
 }
 
 }  // namespace prism::kernels::cpu

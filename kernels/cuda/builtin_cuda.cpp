@@ -15,6 +15,8 @@ void register_cuda_kernels(Registry& r) {
   register_reduce(r);
   register_softmax(r);
   register_layer_norm(r);
+  register_rms_norm(r);  // fused registered first: the default
+  register_swiglu(r);    // fused registered first: the default
   register_cross_entropy(r);
   register_index(r);
   register_optim(r);
@@ -33,8 +35,9 @@ void register_cuda_kernels(Registry& r) {
   register_matmul_tiled(r);
   register_matmul_optimized(r);
   register_matmul_cublas(r);
-  register_conv(r);  // im2col (cuBLAS GEMMs): the only variant, so the default
-  register_pool(r);  // naive: the only variant of each pool op
+  register_conv(r);        // im2col (cuBLAS GEMMs): registered first, so the default
+  register_conv_naive(r);  // the baseline it is checked against
+  register_pool(r);        // naive: the only variant of each pool op
   register_attention(r);
   register_linear_gelu(r);
   // cuBLAS until a GPU measurement shows "optimized" close enough (issue 5: >= 70 %).

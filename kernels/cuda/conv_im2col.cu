@@ -31,10 +31,6 @@
 namespace prism::kernels::cuda {
 namespace {
 
-#define PRISM_GRID_STRIDE(i, total)                                             \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (total); \
-       i += int64_t{gridDim.x} * blockDim.x)
-
 // Where patch entry (image nl of the chunk, row kk = (c, p, q), column pix = (i, j)) lives:
 // cols[nl * img_stride + kk * row_stride + pix].
 struct ColsLayout {
@@ -99,8 +95,6 @@ __global__ void gather_dy_kernel(const T* __restrict__ dy, T* __restrict__ dyt, 
     dyt[e] = dy[(nl * o + oc) * P + pix];
   }
 }
-
-#undef PRISM_GRID_STRIDE
 
 template <class T>
 bool is_pointwise(const Conv2dArgs<T>& a) {

@@ -199,6 +199,27 @@ void cross_entropy_backward_fused(const CrossEntropyBackwardArgs<T>& a) {
   PRISM_CUDA_CHECK_LAUNCH("cross_entropy_backward (fused)");
 }
 
+// The naive backward: one thread per logit, the formula as it reads, in double (the CPU's naive
+// variant's arithmetic): dlogits_ij = g scale (exp(x_ij - lse_i) - [j == target_i]).
+template <class T>
+__global__ void cross_entropy_backward_naive_kernel(CrossEntropyBackwardArgs<T> a) {
+  const double gs = static_cast<double>(a.g[0]) * a.scale;
+  PRISM_GRID_STRIDE(e, a.rows * a.cols) {
+    const int64_t r = e / a.cols, j = e % a.cols;
+    const double p =
+        exp(static_cast<double>(a.logits[r * a.row_stride + j * a.col_stride]) - a.lse[r]);
+    const double onehot = j == a.target[r * a.target_stride] ? 1.0 : 0.0;
+    a.dlogits[e] = static_cast<T>(gs * (p - onehot));
+  }
+}
+
+template <class T>
+void cross_entropy_backward_naive(const CrossEntropyBackwardArgs<T>& a) {
+  if (a.rows * a.cols == 0) return;
+  cross_entropy_backward_naive_kernel<T><<<grid_for(a.rows * a.cols), kBlock, 0, stream()>>>(a);
+  PRISM_CUDA_CHECK_LAUNCH("cross_entropy_backward (naive)");
+}
+
 }  // namespace
 
 void register_cross_entropy(Registry& r) {
@@ -214,6 +235,10 @@ void register_cross_entropy(Registry& r) {
       .add<CrossEntropyBackwardArgs>(
           "fused", VariantTag::fused, "softmax minus one-hot from the saved lse, a group per row",
           &cross_entropy_backward_fused<float>, &cross_entropy_backward_fused<double>);
+  r.op("cross_entropy_backward", Device::cuda)
+      .add<CrossEntropyBackwardArgs>(
+          "naive", VariantTag::naive, "one thread per logit: softmax minus one-hot, in double",
+          &cross_entropy_backward_naive<float>, &cross_entropy_backward_naive<double>);
 }
 
 }  // namespace prism::kernels::cuda

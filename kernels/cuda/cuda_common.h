@@ -45,6 +45,13 @@ inline unsigned grid_for(int64_t n, int block = kBlock) {
   return static_cast<unsigned>(blocks);
 }
 
+// A grid-stride loop: thread t of the grid takes elements t, t + (all threads), ... < total, so
+// a grid capped by grid_for covers any n. In a __global__ function:
+//   PRISM_GRID_STRIDE(i, n) { out[i] = ...; }
+#define PRISM_GRID_STRIDE(i, total)                                             \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (total); \
+       i += int64_t{gridDim.x} * blockDim.x)
+
 // Scratch device memory for the life of one kernel call, from the caching allocator (so a
 // second call of the same size costs no cudaMalloc). Freed when it goes out of scope; the
 // stream order makes that safe even though the kernel may still be running.

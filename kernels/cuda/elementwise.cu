@@ -129,6 +129,7 @@ void register_elementwise(Registry& r) {
   add_unary<Relu>(r, "relu");
   add_unary<Sigmoid>(r, "sigmoid");
   add_unary<Gelu>(r, "gelu");
+  add_unary<Silu>(r, "silu");
   add_binary<Add>(r, "add");
   add_binary<Sub>(r, "sub");
   add_binary<Mul>(r, "mul");
@@ -138,6 +139,7 @@ void register_elementwise(Registry& r) {
   add_binary<SigmoidBackward>(r, "sigmoid_backward");
   add_binary<TanhBackward>(r, "tanh_backward");
   add_binary<GeluBackward>(r, "gelu_backward");
+  add_binary<SiluBackward>(r, "silu_backward");
 }
 
 }  // namespace prism::kernels::cuda

@@ -89,6 +89,19 @@ struct Sigmoid {
   }
 };
 
+// SiLU (Swish): x sigmoid(x) = x / (1 + e^-x), the gate of SwiGLU, as on the CPU: one divide
+// and no sign test (for very negative x, 1 + e^-x = inf and x / inf = -0, the right limit).
+template <class T>
+__device__ inline T silu_denominator(T x) {
+  return T(1) + dexp(-x);
+}
+struct Silu {
+  template <class T>
+  __device__ T operator()(T x) const {
+    return x / silu_denominator(x);
+  }
+};
+
 // GELU, tanh approximation (as in GPT-2): 0.5 x (1 + tanh(s (x + 0.044715 x^3))), s = sqrt(2/pi).
 template <class T>
 __device__ inline T gelu_s() {
@@ -156,6 +169,14 @@ struct TanhBackward {
   template <class T>
   __device__ T operator()(T y, T g) const {
     return g * (T(1) - y * y);
+  }
+};
+// silu'(x) = s (1 + x (1 - s)), s = 1 / (1 + e^-x) recomputed from the forward's input
+struct SiluBackward {
+  template <class T>
+  __device__ T operator()(T x, T g) const {
+    const T s = T(1) / silu_denominator(x);
+    return g * s * (T(1) + x * (T(1) - s));
   }
 };
 // gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) s (1 + 3 c x^2), t = tanh(s (x + c x^3))

@@ -15,6 +15,8 @@ void register_copy(Registry& r);         // strided copy (contiguous(), concat, 
 void register_reduce(Registry& r);       // sum, mean, max, argmax
 void register_softmax(Registry& r);      // naive (three passes) and online; backward
 void register_layer_norm(Registry& r);
+void register_rms_norm(Registry& r);  // naive and fused, forward and backward
+void register_swiglu(Registry& r);    // naive and fused, forward and backward
 void register_cross_entropy(Registry& r);
 void register_index(Registry& r);  // gather, index_select and their backward
 void register_optim(Registry& r);  // sgd, adam
@@ -22,7 +24,8 @@ void register_matmul_naive(Registry& r);
 void register_matmul_tiled(Registry& r);
 void register_matmul_optimized(Registry& r);
 void register_matmul_cublas(Registry& r);
-void register_conv(Registry& r);  // im2col + matmul, forward and backward
+void register_conv(Registry& r);        // im2col + matmul, forward and backward
+void register_conv_naive(Registry& r);  // one thread per output element, the three ops
 void register_pool(Registry& r);
 void register_attention(Registry& r);  // naive and flash, forward and backward
 void register_linear_gelu(Registry& r);

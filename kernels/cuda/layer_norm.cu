@@ -291,6 +291,61 @@ void layer_norm_backward_fused(const LayerNormBackwardArgs<T>& a) {
   if (a.dweight || a.dbias) column_sums(a);
 }
 
+// The naive backward: each gradient from its formula (kernels/args.h) in double, as the CPU's
+// naive variant computes it. dx: one thread per row, two passes over it (the row means of g w
+// and g w xhat, then dx); dweight and dbias: one thread per column summing over every row.
+// Few threads and uncoalesced row walks: the baseline the fused kernel is checked against.
+template <class T>
+__device__ double naive_xhat(const LayerNormBackwardArgs<T>& a, int64_t r, int64_t j) {
+  return (static_cast<double>(a.x[r * a.row_stride + j * a.col_stride]) - a.mean[r]) *
+         static_cast<double>(a.rstd[r]);
+}
+
+template <class T>
+__global__ void layer_norm_backward_naive_dx(LayerNormBackwardArgs<T> a) {
+  PRISM_GRID_STRIDE(r, a.rows) {
+    const T* g = a.g + r * a.cols;
+    double sum_gw = 0, sum_gwx = 0;
+    for (int64_t j = 0; j < a.cols; ++j) {
+      const double gw = static_cast<double>(g[j]) * (a.weight ? a.weight[j] : T(1));
+      sum_gw += gw;
+      sum_gwx += gw * naive_xhat(a, r, j);
+    }
+    const double mean_gw = sum_gw / a.cols, mean_gwx = sum_gwx / a.cols;
+    for (int64_t j = 0; j < a.cols; ++j) {
+      const double gw = static_cast<double>(g[j]) * (a.weight ? a.weight[j] : T(1));
+      a.dx[r * a.cols + j] =
+          static_cast<T>(a.rstd[r] * (gw - mean_gw - naive_xhat(a, r, j) * mean_gwx));
+    }
+  }
+}
+
+template <class T>
+__global__ void layer_norm_backward_naive_columns(LayerNormBackwardArgs<T> a) {
+  PRISM_GRID_STRIDE(j, a.cols) {
+    double dw = 0, db = 0;
+    for (int64_t r = 0; r < a.rows; ++r) {
+      const double g = a.g[r * a.cols + j];
+      dw += g * naive_xhat(a, r, j);
+      db += g;
+    }
+    if (a.dweight) a.dweight[j] = static_cast<T>(dw);
+    if (a.dbias) a.dbias[j] = static_cast<T>(db);
+  }
+}
+
+template <class T>
+void layer_norm_backward_naive(const LayerNormBackwardArgs<T>& a) {
+  if (a.dx && a.rows > 0) {
+    layer_norm_backward_naive_dx<T><<<grid_for(a.rows), kBlock, 0, stream()>>>(a);
+    PRISM_CUDA_CHECK_LAUNCH("layer_norm_backward (naive, dx)");
+  }
+  if ((a.dweight || a.dbias) && a.cols > 0) {
+    layer_norm_backward_naive_columns<T><<<grid_for(a.cols), kBlock, 0, stream()>>>(a);
+    PRISM_CUDA_CHECK_LAUNCH("layer_norm_backward (naive, dweight and dbias)");
+  }
+}
+
 }  // namespace
 
 void register_layer_norm(Registry& r) {
@@ -307,6 +362,10 @@ void register_layer_norm(Registry& r) {
                                   "dx a group per row; dweight, dbias column sums in row chunks",
                                   &layer_norm_backward_fused<float>,
                                   &layer_norm_backward_fused<double>);
+  r.op("layer_norm_backward", Device::cuda)
+      .add<LayerNormBackwardArgs>(
+          "naive", VariantTag::naive, "dx a thread per row, dweight and dbias a thread per column",
+          &layer_norm_backward_naive<float>, &layer_norm_backward_naive<double>);
 }
 
 }  // namespace prism::kernels::cuda

@@ -36,10 +36,6 @@ __device__ __forceinline__ Window covering(int64_t r, int64_t out, int64_t k, in
   return {lo, last + 1 < out ? last + 1 : out};
 }
 
-#define PRISM_GRID_STRIDE(i, total)                                             \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (total); \
-       i += int64_t{gridDim.x} * blockDim.x)
-
 template <class T>
 __global__ void max_pool2d_kernel(const Pool2dArgs<T> a) {
   PRISM_GRID_STRIDE(o, a.planes * a.ho * a.wo) {
@@ -116,8 +112,6 @@ __global__ void avg_pool2d_backward_kernel(const Pool2dArgs<T> a) {
     a.out[e] = acc;
   }
 }
-
-#undef PRISM_GRID_STRIDE
 
 template <class T>
 void max_pool2d(const Pool2dArgs<T>& a) {

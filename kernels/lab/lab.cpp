@@ -8,8 +8,9 @@
 #include <limits>
 
 #include "kernels/gpu_runtime.h"
-#include "kernels/lab/lab_memory.h"
-#include "kernels/lab/lab_op.h"
+#include "kernels/opinfo/case_memory.h"
+#include "kernels/opinfo/op_info.h"
+#include "kernels/opinfo/validate.h"
 #include "profiler/clock.h"
 #include "profiler/statistics.h"
 
@@ -17,75 +18,8 @@ namespace prism::lab {
 namespace {
 
 namespace stats = profiler::stats;
-
-// The variant others are validated against: the trusted library if the op has one, else the
-// clearest loop (the naive-tagged variant: "naive", "two_pass", "composed", ...), else the
-// default.
-const kernels::KernelEntry& baseline_of(const kernels::OpKernels& k) {
-  for (auto tag : {kernels::VariantTag::reference, kernels::VariantTag::naive}) {
-    for (const auto& e : k.entries()) {
-      if (e.tag == tag && e.has(DType::f32)) return e;
-    }
-  }
-  return k.default_entry();
-}
-
-// max |y - ref| / max |ref| over all outputs (NaN if y has a NaN where ref has a number).
-double normalized_error(Case& got, Case& ref) {
-  double max_diff = 0, max_ref = 0;
-  auto got_out = got.outputs();
-  auto ref_out = ref.outputs();
-  for (size_t o = 0; o < ref_out.size(); ++o) {
-    const float* y = got_out[o].buffer->data();
-    const float* r = ref_out[o].buffer->data();
-    for (int64_t i = 0; i < ref_out[o].buffer->size(); ++i) {
-      const double d = std::abs(static_cast<double>(y[i]) - r[i]);
-      if (std::isnan(d) && !std::isnan(r[i])) return std::numeric_limits<double>::quiet_NaN();
-      if (!std::isnan(d)) max_diff = std::max(max_diff, d);
-      if (std::isfinite(r[i])) max_ref = std::max(max_ref, std::abs(static_cast<double>(r[i])));
-    }
-  }
-  return max_ref > 0 ? max_diff / max_ref : max_diff;
-}
-
-// On cuda `baseline` is a CPU kernel and `variant` a CUDA one, on the same (managed) buffers.
-ValidationCheck check_one(const LabOp& op, const kernels::KernelEntry& variant,
-                          const kernels::KernelEntry& baseline, const std::string& size,
-                          uint64_t seed, Device device) {
-  auto ref = op.make(size, seed);
-  auto got = op.make(size, seed);
-  ref->prepare_validation();
-  ref->run(baseline);
-  got->prepare_validation();
-  if (device == Device::cuda) {
-    try {
-      got->run(variant);
-      kernels::gpu::synchronize();  // the kernel only queued its work; the host reads next
-    } catch (const Error& e) {
-      // A fault inside a kernel (an illegal address) poisons the CUDA context: nothing after it
-      // can run, so the lab stops here and names the culprit.
-      throw Error("lab " + op.op + ": CUDA variant '" + variant.name + "' failed on size " + size +
-                  ": " + e.what());
-    }
-  } else {
-    got->run(variant);
-  }
-  ValidationCheck c;
-  c.size = size;
-  for (const Output& o : got->outputs()) c.guards_ok = c.guards_ok && o.buffer->guards_intact();
-  c.error = normalized_error(*got, *ref);
-  if (!c.guards_ok) {
-    c.ok = false;
-    c.what = "wrote outside its output buffer (a guard value changed)";
-  } else if (std::isnan(c.error)) {
-    c.ok = false;
-    c.what = "left output elements unwritten or produced NaN where the reference has numbers";
-  } else if (c.error > op.tolerance) {
-    c.ok = false;
-    c.what = "error above the tolerance";
-  }
-  return c;
-}
+using opinfo::Case;
+using opinfo::OpInfo;
 
 std::vector<const kernels::KernelEntry*> chosen_variants(const kernels::OpKernels& k,
                                                          const LabOptions& opts) {
@@ -146,7 +80,7 @@ void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions
     if (gpu) kernels::gpu::synchronize();
   };
   if (gpu) {
-    prefetch_lab_buffers();
+    opinfo::prefetch_case_buffers();
     finish();
   }
   // The first call (cold caches, page faults on fresh buffers) estimates the cost of one call.
@@ -223,7 +157,7 @@ void add_speedups(std::vector<TimingRow*>& rows, const TimingRow* naive, const T
 }  // namespace
 
 LabResult run_lab(const LabOptions& opts) {
-  const LabOp& op = find_lab_op(opts.op);
+  const OpInfo& op = opinfo::find_op_info(opts.op);
   const bool gpu = opts.device == Device::cuda;
   if (opts.device != Device::cpu && !gpu) {
     throw Error(std::string("lab: runs on cpu or cuda, not ") + device_name(opts.device));
@@ -232,8 +166,8 @@ LabResult run_lab(const LabOptions& opts) {
   // The CPU kernels are the yardstick on either device; on cuda the CUDA kernels are timed.
   const kernels::OpKernels& cpu_kernels = kernels::registry().at(op.op, Device::cpu);
   const kernels::OpKernels& k = gpu ? kernels::registry().at(op.op, Device::cuda) : cpu_kernels;
-  // Every buffer a case makes from here on is memory the timed kernels can reach (lab_memory.h).
-  const ScopedLabDevice buffers_for(opts.device);
+  // Every buffer a case makes from here on is memory the timed kernels can reach (case_memory.h).
+  const opinfo::ScopedCaseDevice buffers_for(opts.device);
   const std::vector<std::string> sizes = opts.sizes.empty() ? op.default_sizes : opts.sizes;
   for (const std::string& s : sizes) op.make(s, opts.seed);  // a bad size fails before any work
 
@@ -252,7 +186,7 @@ LabResult run_lab(const LabOptions& opts) {
   result.tolerance = op.tolerance;
   result.peak_gflops = opts.peak_gflops;
   result.peak_gbs = opts.peak_gbs;
-  const kernels::KernelEntry& baseline = baseline_of(cpu_kernels);
+  const kernels::KernelEntry& baseline = opinfo::baseline_of(cpu_kernels);
   result.baseline = baseline.name;
   const auto variants = chosen_variants(k, opts);
   // The "x reference" column: the baseline on the cpu; on cuda the CUDA reference (cuBLAS), if
@@ -277,7 +211,7 @@ LabResult run_lab(const LabOptions& opts) {
     vv.tag = kernels::tag_name(v->tag);
     uint64_t seed = opts.seed;
     for (const std::string& s : check_sizes) {
-      ValidationCheck c = check_one(op, *v, baseline, s, ++seed, opts.device);
+      ValidationCheck c = opinfo::validate_variant(op, *v, baseline, s, ++seed, opts.device);
       vv.valid = vv.valid && c.ok;
       if (std::isnan(c.error) || c.error > vv.worst_error) vv.worst_error = c.error;
       vv.checks.push_back(std::move(c));

@@ -12,12 +12,12 @@
 //      the median, a 95% bootstrap interval, err% and an "unstable" flag
 //      (profiler/statistics.h); speed-ups over naive and over the reference come with a
 //      bootstrap interval of the ratio and a Mann-Whitney test of "faster".
-// Kernels are called directly on raw buffers (lab_op.h): no tensors, autograd or profiler in
+// Kernels are called directly on raw buffers (op_info.h): no tensors, autograd or profiler in
 // the timed loop.
 //
 // On cuda (`--device cuda`) the variants are the op's CUDA kernels and the baseline is the CPU
 // kernel (the CPU's reference variant, else its naive one) run on the same inputs: the buffers are
-// CUDA managed memory (lab_memory.h), valid on both sides. Guards and NaN poison work as on the
+// CUDA managed memory (case_memory.h), valid on both sides. Guards and NaN poison work as on the
 // cpu; the host reads outputs only after the GPU has finished. Timing is on the wall clock, each
 // sample a batch of launches closed by one synchronisation (see time_variant in lab.cpp).
 #pragma once
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/opinfo/validate.h"
 #include "kernels/types.h"
 
 namespace prism::lab {
@@ -47,13 +48,7 @@ struct LabOptions {
   double peak_gbs = 0;
 };
 
-struct ValidationCheck {
-  std::string size;
-  double error = 0;  // normalized max error (NaN when an output was left unwritten)
-  bool guards_ok = true;
-  bool ok = true;
-  std::string what;  // why it failed, empty when ok
-};
+using opinfo::ValidationCheck;
 
 struct VariantValidation {
   std::string variant;

@@ -78,7 +78,6 @@ class CharDataset : public Dataset {
 
   int64_t block_size() const { return block_size_; }
   const Vocabulary& vocab() const { return *vocab_; }
-  const std::shared_ptr<const Vocabulary>& vocab_ptr() const { return vocab_; }
   int64_t vocab_size() const { return vocab_->size(); }
   const std::vector<int64_t>& tokens() const { return tokens_; }
   std::vector<int64_t> encode(std::string_view s) const { return vocab_->encode(s); }

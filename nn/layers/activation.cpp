@@ -16,5 +16,8 @@ Tensor Tanh::forward(const Tensor& x) {
 Tensor Sigmoid::forward(const Tensor& x) {
   return sigmoid(x);
 }
+Tensor SiLU::forward(const Tensor& x) {
+  return silu(x);
+}
 
 }  // namespace prism::nn

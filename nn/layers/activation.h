@@ -30,4 +30,10 @@ class Sigmoid : public Module {  // 1 / (1 + exp(-x))
   std::string type_name() const override { return "Sigmoid"; }
 };
 
+class SiLU : public Module {  // x sigmoid(x), also called Swish
+ public:
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "SiLU"; }
+};
+
 }  // namespace prism::nn

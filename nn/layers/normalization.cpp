@@ -41,6 +41,27 @@ std::string LayerNorm::extra_repr() const {
          ", affine=" + (weight.defined() ? "true" : "false");
 }
 
+// ---- RMSNorm -----------------------------------------------------------------------------------
+
+RMSNorm::RMSNorm(int64_t dim, double eps, bool affine) : dim_(dim), eps_(eps) {
+  if (dim <= 0) throw Error("RMSNorm: dim must be positive, got " + std::to_string(dim));
+  if (!(eps > 0)) throw Error("RMSNorm: eps must be positive, got " + fmt(eps));
+  if (affine) weight = register_parameter("weight", ones({dim}));
+}
+
+Tensor RMSNorm::forward(const Tensor& x) {
+  if (x.dim() == 0 || x.size(-1) != dim_) {
+    throw Error("RMSNorm(" + std::to_string(dim_) + "): input " + x.shape().str() +
+                " must end in " + std::to_string(dim_));
+  }
+  return rms_norm(x, weight, eps_);
+}
+
+std::string RMSNorm::extra_repr() const {
+  return std::to_string(dim_) + ", eps=" + fmt(eps_) +
+         ", affine=" + (weight.defined() ? "true" : "false");
+}
+
 // ---- BatchNorm2d -------------------------------------------------------------------------------
 
 BatchNorm2d::BatchNorm2d(int64_t channels, double eps, double momentum)

@@ -6,6 +6,10 @@
 // It is the tensor op layer_norm (tensor/ops.h): one fused kernel forward, one backward that
 // gives dx, dweight and dbias together.
 //
+// RMSNorm (Zhang & Sennrich, 2019; LLaMA's normalisation) drops the mean and the bias:
+//   y = x / sqrt(mean(x^2) + eps) * weight            over the last dim, weight: [dim]
+// It is the tensor op rms_norm: one fused kernel forward, one backward for dx and dweight.
+//
 // BatchNorm2d is composed from tensor ops (mean, sub, mul, sqrt, div), so autograd derives its
 // backward and the profile shows each step.
 //
@@ -33,6 +37,20 @@ class LayerNorm : public Module {
 
   Tensor weight;  // [dim], ones; undefined without affine
   Tensor bias;    // [dim], zeros; undefined without affine
+
+ private:
+  int64_t dim_;
+  double eps_;
+};
+
+class RMSNorm : public Module {
+ public:
+  explicit RMSNorm(int64_t dim, double eps = 1e-6, bool affine = true);
+  Tensor forward(const Tensor& x) override;
+  std::string type_name() const override { return "RMSNorm"; }
+  std::string extra_repr() const override;
+
+  Tensor weight;  // [dim], ones; undefined without affine
 
  private:
   int64_t dim_;

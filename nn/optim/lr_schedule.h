@@ -38,7 +38,6 @@ class LRSchedule {
   int64_t current_step() const { return step_; }
   double base_lr() const { return base_lr_; }
   int64_t warmup_steps() const { return warmup_; }
-  double current_lr() const { return lr_at(step_); }
 
  protected:
   // The optimizer must outlive the schedule.

@@ -75,8 +75,8 @@ Tensor binary_forward(OpHandle& op, const Tensor& a, const Tensor& b) {
 
 OpHandle op_add("add"), op_sub("sub"), op_mul("mul"), op_div("div"), op_pow("pow");
 OpHandle op_neg("neg"), op_exp("exp"), op_log("log"), op_sqrt("sqrt"), op_relu("relu");
-OpHandle op_gelu("gelu"), op_tanh("tanh"), op_sigmoid("sigmoid");
-OpHandle op_relu_bw("relu_backward"), op_gelu_bw("gelu_backward");
+OpHandle op_gelu("gelu"), op_tanh("tanh"), op_sigmoid("sigmoid"), op_silu("silu");
+OpHandle op_relu_bw("relu_backward"), op_gelu_bw("gelu_backward"), op_silu_bw("silu_backward");
 OpHandle op_tanh_bw("tanh_backward"), op_sigmoid_bw("sigmoid_backward");
 
 // A 0-d tensor holding v, with t's dtype and device, for tensor-scalar arithmetic.
@@ -223,6 +223,17 @@ Tensor sigmoid(const Tensor& x) {
   autograd::record(
       out, "sigmoid", {&x}, {autograd::output(out)}, [](const Tensor& g, autograd::Grads& gr) {
         gr.set(0, "sigmoid.dx", [&] { return binary_forward(op_sigmoid_bw, gr.saved(0), g); });
+      });
+  return out;
+}
+
+// silu'(x) = s (1 + x (1 - s)), s = sigmoid(x): one op, silu_backward(x, g), which recomputes s
+// from the saved input (as gelu_backward does) instead of saving a second tensor.
+Tensor silu(const Tensor& x) {
+  Tensor out = unary_forward(op_silu, x);
+  autograd::record(
+      out, "silu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
+        gr.set(0, "silu.dx", [&] { return binary_forward(op_silu_bw, gr.saved(0), g); });
       });
   return out;
 }

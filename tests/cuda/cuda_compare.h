@@ -27,9 +27,8 @@ inline std::vector<std::string> cuda_variants(const char* op) {
 }
 
 // Forces CUDA variant `name` of `op` for the life of the object (a process-wide choice, cleared
-// on exit). kernels::Use needs the variant to exist on the CPU as well, and some GPU variants
-// (reductions' "optimized") have no CPU twin; set_variant applies to the devices that have it
-// and leaves the others on their defaults.
+// on exit). set_variant, like kernels::Use, applies on every device that has the variant, so a
+// GPU-only variant (matmul's "tiled", max's "optimized") leaves the CPU side on its default.
 class ForceVariant {
  public:
   ForceVariant(const char* op, const std::string& name) : op_(op) {

@@ -1,6 +1,6 @@
 // Elementwise ops and copies on the GPU against the CPU kernels: every unary and binary op, with
 // broadcasting, non-contiguous inputs and odd sizes, forward and (through autograd) the backward
-// helpers relu_backward, gelu_backward, tanh_backward and sigmoid_backward.
+// helpers relu_backward, gelu_backward, tanh_backward, sigmoid_backward and silu_backward.
 //
 // Tolerance, float32: CUDA's single-precision exp, log, tanh and pow are within 2 ulp of the
 // exact value (CUDA C++ Programming Guide, "Mathematical Functions"), glibc's within 1, and
@@ -50,6 +50,7 @@ const Unary kUnary[] = {
     {"relu", [](const Tensor& x) { return relu(x); }, -4, 4},
     {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, -12, 12},
     {"gelu", [](const Tensor& x) { return gelu(x); }, -4, 4},
+    {"silu", [](const Tensor& x) { return silu(x); }, -12, 12},
 };
 
 TEST_CASE("cuda unary ops match the cpu on odd shapes and strided views") {
@@ -124,10 +125,10 @@ TEST_CASE("cuda binary ops broadcast like the cpu") {
 }
 
 // d/dx sum(w * f(x)) on both devices: runs f's backward helper (relu_backward, gelu_backward,
-// tanh_backward, sigmoid_backward) and mul's broadcast backward (sum_to).
+// tanh_backward, sigmoid_backward, silu_backward) and mul's broadcast backward (sum_to).
 TEST_CASE("cuda elementwise backward helpers match the cpu") {
   manual_seed(13);
-  const char* helpers[] = {"relu", "gelu", "tanh", "sigmoid"};
+  const char* helpers[] = {"relu", "gelu", "tanh", "sigmoid", "silu"};
   for (const char* name : helpers) {
     const Unary* op = nullptr;
     for (const Unary& u : kUnary) {

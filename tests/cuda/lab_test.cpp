@@ -5,12 +5,14 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <set>
 #include <string>
 
 #include "kernels/gpu_runtime.h"
 #include "kernels/lab/lab.h"
-#include "kernels/lab/lab_memory.h"
-#include "kernels/lab/lab_op.h"
+#include "kernels/opinfo/case_memory.h"
+#include "kernels/opinfo/op_info.h"
+#include "kernels/opinfo/validate.h"
 #include "kernels/registry.h"
 
 namespace prism {
@@ -45,8 +47,8 @@ void check_all_valid_and_timed(const lab::LabResult& r) {
     CHECK(row.median_ns > 0);
   }
   // Everything the lab made was managed memory, and all of it is gone.
-  CHECK(lab::lab_managed_bytes() == 0);
-  CHECK(lab::lab_device() == Device::cpu);
+  CHECK(opinfo::case_managed_bytes() == 0);
+  CHECK(opinfo::case_device() == Device::cpu);
 }
 
 // Correct unless told otherwise: other suites in this binary that loop over every CUDA matmul
@@ -63,21 +65,21 @@ void matmul_skips_last_row(const kernels::MatmulArgs<float>& a) {
 
 TEST_CASE("cuda lab: managed lab buffers are reachable from the host and freed") {
   {
-    const lab::ScopedLabDevice scope(Device::cuda);
-    lab::LabVector<float> v(1000, 1.f);
-    CHECK(lab::lab_is_managed(v.data()));
-    CHECK(lab::lab_managed_bytes() >= 4000);
+    const opinfo::ScopedCaseDevice scope(Device::cuda);
+    opinfo::CaseVector<float> v(1000, 1.f);
+    CHECK(opinfo::case_is_managed(v.data()));
+    CHECK(opinfo::case_managed_bytes() >= 4000);
     v[999] = 2.f;
-    lab::prefetch_lab_buffers();
+    opinfo::prefetch_case_buffers();
     kernels::gpu::synchronize();
     CHECK(v[999] == 2.f);  // migrates back on the host's touch
   }
-  CHECK(lab::lab_managed_bytes() == 0);
+  CHECK(opinfo::case_managed_bytes() == 0);
   // A block made under one setting is freed the way it was made under the other.
-  lab::LabVector<float> host(10);
-  CHECK_FALSE(lab::lab_is_managed(host.data()));
-  const lab::ScopedLabDevice scope(Device::cuda);
-  host = lab::LabVector<float>();
+  opinfo::CaseVector<float> host(10);
+  CHECK_FALSE(opinfo::case_is_managed(host.data()));
+  const opinfo::ScopedCaseDevice scope(Device::cuda);
+  host = opinfo::CaseVector<float>();
 }
 
 TEST_CASE("cuda lab: every CUDA matmul variant validates against the CPU and is timed") {
@@ -99,21 +101,42 @@ TEST_CASE("cuda lab: every CUDA softmax variant validates against the CPU and is
   check_all_valid_and_timed(lab::run_lab(quick_cuda("log_softmax", {"5x4099"})));
 }
 
-TEST_CASE("cuda lab: every op the lab knows validates its CUDA variants at a small size") {
-  for (const lab::LabOp& op : lab::lab_ops()) {
-    if (!kernels::registry().find(op.op, Device::cuda)) {
+// The CUDA suite's main check: every CUDA variant of every described op (kernels/opinfo) against
+// the CPU baseline on every sample of the op's description, with the lab's one validation
+// routine on managed buffers. A CUDA op without a description fails here.
+TEST_CASE("cuda: every CUDA variant of every op agrees with the CPU on every sample") {
+  std::set<std::string> described;
+  int comparisons = 0;
+  for (const opinfo::OpInfo& op : opinfo::op_infos()) {
+    described.insert(op.op);
+    const kernels::OpKernels* cuda = kernels::registry().find(op.op, Device::cuda);
+    if (!cuda) {
       MESSAGE("no CUDA kernels for " << op.op);
       continue;
     }
-    lab::LabOptions o = quick_cuda(op.op, {op.validation_sizes.back()});
-    o.repetitions = 1;
-    o.min_sample_ms = 0.01;
-    const lab::LabResult r = lab::run_lab(o);
-    for (const auto& v : r.validation) {
-      CHECK_MESSAGE(v.valid,
-                    op.op << " CUDA variant " << v.variant << " worst error " << v.worst_error);
+    const kernels::KernelEntry& baseline =
+        opinfo::baseline_of(kernels::registry().at(op.op, Device::cpu));
+    const opinfo::ScopedCaseDevice managed(Device::cuda);
+    uint64_t seed = 100;
+    for (const kernels::KernelEntry& e : cuda->entries()) {
+      if (!e.has(DType::f32)) continue;
+      for (const std::string& size : op.validation_sizes) {
+        const opinfo::ValidationCheck c =
+            opinfo::validate_variant(op, e, baseline, size, ++seed, Device::cuda);
+        CHECK_MESSAGE(c.ok, op.op << " CUDA " << e.name << " vs CPU " << baseline.name << " at "
+                                  << size << ": error " << c.error << " (tolerance " << op.tolerance
+                                  << ") " << c.what);
+        ++comparisons;
+      }
     }
   }
+  for (const kernels::OpKernels* k : kernels::registry().all()) {
+    if (k->device() == Device::cuda) {
+      CHECK_MESSAGE(described.count(k->op()) == 1, k->op() << " has CUDA kernels but no OpInfo");
+    }
+  }
+  CHECK(comparisons > 50);
+  CHECK(opinfo::case_managed_bytes() == 0);
 }
 
 TEST_CASE(

@@ -48,6 +48,8 @@ TEST_CASE("cost formulas: elementwise steps come from one table") {
   CHECK(costs::elementwise_steps("gelu") == 8);
   CHECK(costs::elementwise_steps("gelu_backward") == 16);
   CHECK(costs::elementwise_steps("sigmoid") == 3);
+  CHECK(costs::elementwise_steps("silu") == 4);  // sigmoid 3 + the multiply
+  CHECK(costs::elementwise_steps("silu_backward") == 8);
   CHECK_THROWS_WITH_AS(costs::elementwise_steps("matmul"),
                        doctest::Contains("'matmul' is not an elementwise op"), Error);
 }

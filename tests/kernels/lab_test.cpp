@@ -7,8 +7,8 @@
 
 #include "kernels/gpu_runtime.h"
 #include "kernels/lab/lab.h"
-#include "kernels/lab/lab_memory.h"
-#include "kernels/lab/lab_op.h"
+#include "kernels/opinfo/case_memory.h"
+#include "kernels/opinfo/op_info.h"
 #include "kernels/registry.h"
 #include "tests/test_util.h"
 
@@ -153,7 +153,7 @@ TEST_CASE("lab: correct variants validate and produce timed rows with statistics
 }
 
 TEST_CASE("lab: every op the lab knows validates all its built-in variants") {
-  for (const lab::LabOp& op : lab::lab_ops()) {
+  for (const opinfo::OpInfo& op : opinfo::op_infos()) {
     lab::LabOptions o;
     o.op = op.op;
     o.sizes = {op.validation_sizes.front()};
@@ -172,20 +172,20 @@ TEST_CASE("lab: every op the lab knows validates all its built-in variants") {
 }
 
 TEST_CASE("lab: bad requests are clear errors") {
-  CHECK(contains(error_of([] { lab::find_lab_op("nosuch"); }), "the lab knows: matmul"));
-  const lab::LabOp& mm = lab::find_lab_op("matmul");
+  CHECK(contains(error_of([] { opinfo::find_op_info("nosuch"); }), "the lab knows: matmul"));
+  const opinfo::OpInfo& mm = opinfo::find_op_info("matmul");
   CHECK(contains(error_of([&] { mm.make("12x", 1); }), "expected N or MxKxN"));
   CHECK(contains(error_of([&] { mm.make("3x4", 1); }), "expected N or MxKxN"));
   CHECK(contains(error_of([&] { mm.make("0", 1); }), "bad size '0'"));
   CHECK(contains(error_of([&] { mm.make("4:tx", 1); }), "bad form"));
-  const lab::LabOp& conv = lab::find_lab_op("conv2d");
+  const opinfo::OpInfo& conv = opinfo::find_op_info("conv2d");
   CHECK(contains(error_of([&] { conv.make("1x1x2x2x1x5:p0", 1); }), "not a valid convolution"));
   lab::LabOptions o = quick("nosuch");
   CHECK(contains(error_of([&] { lab::run_lab(o); }), "nosuch"));
 }
 
 TEST_CASE("lab: the input generator is reproducible and inside its range") {
-  lab::InputRng a(7), b(7), c(8);
+  opinfo::InputRng a(7), b(7), c(8);
   const auto va = a.vector(1000, -2, 3), vb = b.vector(1000, -2, 3), vc = c.vector(1000, -2, 3);
   CHECK(va == vb);
   CHECK(va != vc);
@@ -196,53 +196,74 @@ TEST_CASE("lab: the input generator is reproducible and inside its range") {
 }
 
 TEST_CASE("lab: guard buffers notice writes on either side") {
-  lab::GuardedBuffer g(10);
+  opinfo::GuardedBuffer g(10);
   CHECK(g.guards_intact());
   g.data()[9] = 1;
   CHECK(g.guards_intact());
   g.data()[10] = 1;
   CHECK_FALSE(g.guards_intact());
-  lab::GuardedBuffer h(10);
+  opinfo::GuardedBuffer h(10);
   h.data()[-1] = 0;
   CHECK_FALSE(h.guards_intact());
+  const opinfo::BufferReport r = h.inspect("h", true);
+  CHECK(r.written_before == 1);
+  CHECK(r.lowest == -1);
+  CHECK(r.unwritten == 10);  // nothing written yet: every element still holds the fill value
 }
 
-TEST_CASE("lab: LabAllocator on the cpu gives 64-byte aligned host memory and frees it") {
-  REQUIRE(lab::lab_device() == Device::cpu);
+TEST_CASE("lab: a guarded buffer tells unwritten, read-before-written and scratch apart") {
+  opinfo::GuardedBuffer g(8, 16);
+  g.poison();
+  for (int i = 0; i < 6; ++i) g.data()[i] = 1.f;
+  g.data()[6] = g.data()[6] + 1.f;  // out += ... before out was set: NaN with the payload
+  const opinfo::BufferReport r = g.inspect("out", true);
+  CHECK_FALSE(r.out_of_bounds());
+  CHECK(r.read_first == 1);
+  CHECK(r.first_read_first == 6);
+  CHECK(r.unwritten == 1);
+  CHECK(r.first_unwritten == 7);
+  CHECK_FALSE(r.clean());
+  opinfo::GuardedBuffer s(4);
+  s.poison_as_scratch();  // scratch need not be written: only its guards are checked
+  CHECK(s.inspect("workspace", false).clean());
+}
+
+TEST_CASE("lab: CaseAllocator on the cpu gives 64-byte aligned host memory and frees it") {
+  REQUIRE(opinfo::case_device() == Device::cpu);
   for (size_t n : {size_t{1}, size_t{3}, size_t{17}, size_t{1000}, size_t{1} << 20}) {
-    lab::LabVector<float> v(n, 1.f);
+    opinfo::CaseVector<float> v(n, 1.f);
     CHECK(reinterpret_cast<uintptr_t>(v.data()) % 64 == 0);
-    CHECK_FALSE(lab::lab_is_managed(v.data()));
+    CHECK_FALSE(opinfo::case_is_managed(v.data()));
     v.back() = 2.f;  // the whole block is ours
-    lab::LabVector<int64_t> idx(n);
+    opinfo::CaseVector<int64_t> idx(n);
     CHECK(reinterpret_cast<uintptr_t>(idx.data()) % 64 == 0);
   }
   // Growing reallocates through the allocator and frees the old block (under ASan a leak or a
   // mismatched free would be reported here).
-  lab::LabVector<double> grow;
+  opinfo::CaseVector<double> grow;
   for (int i = 0; i < 5000; ++i) grow.push_back(i);
   CHECK(reinterpret_cast<uintptr_t>(grow.data()) % 64 == 0);
   CHECK(grow[4999] == 4999);
-  void* raw = lab::lab_allocate(0);  // zero bytes still give a distinct block
+  void* raw = opinfo::case_allocate(0);  // zero bytes still give a distinct block
   CHECK(raw != nullptr);
-  lab::lab_deallocate(raw, 0);
-  CHECK(lab::lab_managed_bytes() == 0);
+  opinfo::case_deallocate(raw, 0);
+  CHECK(opinfo::case_managed_bytes() == 0);
   // A guarded buffer's data sits 64 floats into its block: aligned too.
-  lab::GuardedBuffer g(33);
+  opinfo::GuardedBuffer g(33);
   CHECK(reinterpret_cast<uintptr_t>(g.data()) % 64 == 0);
 }
 
 TEST_CASE("lab: the lab device is cpu unless set, and a scope restores it") {
-  CHECK(lab::lab_device() == Device::cpu);
+  CHECK(opinfo::case_device() == Device::cpu);
   {
-    const lab::ScopedLabDevice scope(Device::cuda);
-    CHECK(lab::lab_device() == Device::cuda);
+    const opinfo::ScopedCaseDevice scope(Device::cuda);
+    CHECK(opinfo::case_device() == Device::cuda);
     if (!kernels::gpu::available()) {
       // Managed memory needs a GPU: the allocation says so instead of handing out host memory.
-      CHECK(contains(error_of([] { lab::LabVector<float> v(8); }), "CUDA is not available"));
+      CHECK(contains(error_of([] { opinfo::CaseVector<float> v(8); }), "CUDA is not available"));
     }
   }
-  CHECK(lab::lab_device() == Device::cpu);
+  CHECK(opinfo::case_device() == Device::cpu);
 }
 
 TEST_CASE("lab: --device cuda without a usable GPU is a clear error") {
@@ -253,7 +274,7 @@ TEST_CASE("lab: --device cuda without a usable GPU is a clear error") {
   lab::LabOptions o = quick("naive");
   o.device = Device::cuda;
   CHECK(contains(error_of([&] { lab::run_lab(o); }), "CUDA is not available"));
-  CHECK(lab::lab_device() == Device::cpu);  // nothing left switched
+  CHECK(opinfo::case_device() == Device::cpu);  // nothing left switched
 }
 
 TEST_CASE("lab: JSON rows and the document name the device") {

@@ -295,6 +295,92 @@ std::map<std::string, std::vector<Driver>> drivers() {
            return layer_norm(in[0], affine ? in[1] : Tensor(), affine ? in[2] : Tensor());
          }});
   }
+  // layer_norm_backward: dx, dweight and dbias side by side, with and without the affine part.
+  for (bool affine : {true, false}) {
+    d["layer_norm_backward"].push_back(
+        {[](DType dt, ref::Rng& rng, bool strided) {
+           return std::vector<Tensor>{input({5, 37, 131}, strided, dt, rng, -3, 5),
+                                      input({131}, false, dt, rng), input({131}, false, dt, rng),
+                                      input({5, 37, 131}, false, dt, rng)};
+         },
+         [affine](const std::vector<Tensor>& in) {
+           std::vector<Tensor> leaves;
+           for (int i = 0; i < 3; ++i) {
+             leaves.push_back(in[static_cast<size_t>(i)].detach());
+             leaves.back().set_requires_grad();
+           }
+           layer_norm(leaves[0], affine ? leaves[1] : Tensor(), affine ? leaves[2] : Tensor())
+               .backward(in[3]);
+           std::vector<Tensor> grads{leaves[0].grad().flatten()};
+           if (affine) {
+             grads.push_back(leaves[1].grad());
+             grads.push_back(leaves[2].grad());
+           }
+           return concat(grads);
+         }});
+  }
+  // rms_norm and its backward (dx and dweight side by side), with and without a weight.
+  for (bool with_weight : {true, false}) {
+    auto make = [](DType dt, ref::Rng& rng, bool strided) {
+      return std::vector<Tensor>{input({5, 37, 131}, strided, dt, rng, -3, 5),
+                                 input({131}, false, dt, rng), input({5, 37, 131}, false, dt, rng)};
+    };
+    d["rms_norm"].push_back({make, [with_weight](const std::vector<Tensor>& in) {
+                               return rms_norm(in[0], with_weight ? in[1] : Tensor());
+                             }});
+    d["rms_norm_backward"].push_back({make, [with_weight](const std::vector<Tensor>& in) {
+                                        Tensor x = in[0].detach().set_requires_grad();
+                                        Tensor w = in[1].detach().set_requires_grad();
+                                        rms_norm(x, with_weight ? w : Tensor()).backward(in[2]);
+                                        if (!with_weight) return x.grad();
+                                        return concat({x.grad().flatten(), w.grad()});
+                                      }});
+  }
+  // swiglu and its backward (dgate and dup side by side): gate and up of their own, and the two
+  // halves of one [rows, 2 hidden] projection (row stride 2 hidden).
+  auto gate_up = [](DType dt, ref::Rng& rng, bool strided) {
+    return std::vector<Tensor>{input({5, 37, 131}, strided, dt, rng, -6, 6),
+                               input({5, 37, 131}, false, dt, rng, -2, 2),
+                               input({5, 37, 131}, false, dt, rng)};
+  };
+  auto halves = [](DType dt, ref::Rng& rng, bool strided) {
+    Tensor both = input({37, 2 * 131}, strided, dt, rng, -6, 6);
+    return std::vector<Tensor>{both.slice(-1, 0, 131), both.slice(-1, 131, 2 * 131),
+                               input({37, 131}, false, dt, rng)};
+  };
+  using Make = decltype(Driver::make);
+  for (const Make& make : {Make(gate_up), Make(halves)}) {
+    d["swiglu"].push_back(
+        {make, [](const std::vector<Tensor>& in) { return swiglu(in[0], in[1]); }});
+    d["swiglu_backward"].push_back({make, [](const std::vector<Tensor>& in) {
+                                      Tensor gate = in[0].detach().set_requires_grad();
+                                      Tensor up = in[1].detach().set_requires_grad();
+                                      swiglu(gate, up).backward(in[2]);
+                                      return concat({gate.grad().flatten(), up.grad().flatten()});
+                                    }});
+    // One gradient asked for: the kernel writes dgate alone.
+    d["swiglu_backward"].push_back({make, [](const std::vector<Tensor>& in) {
+                                      Tensor gate = in[0].detach().set_requires_grad();
+                                      swiglu(gate, in[1]).backward(in[2]);
+                                      return gate.grad();
+                                    }});
+  }
+  // cross_entropy_backward: the logits' gradient, both reductions.
+  for (Reduction red : {Reduction::mean, Reduction::sum}) {
+    d["cross_entropy_backward"].push_back({[](DType dt, ref::Rng& rng, bool strided) {
+                                             std::vector<int64_t> t(67);
+                                             for (int64_t& v : t) v = rng.integer(0, 1031);
+                                             return std::vector<Tensor>{
+                                                 input({67, 1031}, strided, dt, rng, -6, 6),
+                                                 from_vector(t, {67})};
+                                           },
+                                           [red](const std::vector<Tensor>& in) {
+                                             Tensor leaf = in[0].detach();
+                                             leaf.set_requires_grad();
+                                             cross_entropy(leaf, in[1], red).backward();
+                                             return leaf.grad();
+                                           }});
+  }
   for (Reduction red : {Reduction::mean, Reduction::sum}) {
     d["cross_entropy"].push_back(
         {[](DType dt, ref::Rng& rng, bool strided) {

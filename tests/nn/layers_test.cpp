@@ -121,6 +121,8 @@ TEST_CASE("layers: activation modules are their ops") {
   CHECK(GELU()(x).to_vector() == gelu(x).to_vector());
   CHECK(Tanh()(x).to_vector() == prism::tanh(x).to_vector());
   CHECK(Sigmoid()(x).to_vector() == sigmoid(x).to_vector());
+  CHECK(SiLU()(x).to_vector() == silu(x).to_vector());
+  CHECK(SiLU().type_name() == "SiLU");
 }
 
 TEST_CASE("layers: Flatten merges all but the batch dim") {

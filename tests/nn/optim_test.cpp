@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "nn/optim/adam.h"
 #include "nn/optim/lr_schedule.h"
@@ -20,7 +21,6 @@
 #include "profiler/memory.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
-#include "kernels/costs.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
 

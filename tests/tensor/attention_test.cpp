@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "kernels/args.h"
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
-#include "kernels/costs.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/gradcheck.h"
-#include "kernels/costs.h"
 #include "tests/tensor/reference.h"
 #include "tests/test_util.h"
 

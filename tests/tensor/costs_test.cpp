@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
-#include "kernels/costs.h"
 #include "tests/tensor/reference.h"
 
 namespace prism {
@@ -131,6 +131,13 @@ TEST_CASE("recorded elementwise costs count a broadcast input once") {
   CHECK(only(record([&] { prism::exp(x); }), "exp").cost == Cost{91, 0, 2 * 91 * 8});
   CHECK(only(record([&] { gelu(x); }), "gelu").cost == Cost{8 * 91, 0, 2 * 91 * 8});
   CHECK(only(record([&] { sigmoid(x); }), "sigmoid").cost == Cost{3 * 91, 0, 2 * 91 * 8});
+  CHECK(only(record([&] { silu(x); }), "silu").cost == Cost{4 * 91, 0, 2 * 91 * 8});
+  // silu's gradient is one elementwise op, silu_backward(x, g): 8 steps, reads x and g.
+  Tensor xs = ones({7, 13}, DType::f64).set_requires_grad();
+  const auto recs = record([&] { silu(xs).backward(ones({7, 13}, DType::f64)); });
+  const OpRecord silu_bw = only(recs, "silu_backward", Phase::backward);
+  CHECK(silu_bw.cost == Cost{8 * 91, 0, 3 * 91 * 8});
+  CHECK(std::string(silu_bw.grad_of) == "silu.dx");
   // A strided input is still its own elements once.
   CHECK(only(record([&] { relu(x.t()); }), "relu").cost == Cost{91, 0, 2 * 91 * 8});
 }

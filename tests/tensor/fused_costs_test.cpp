@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "profiler/session.h"
 #include "kernels/costs.h"
+#include "profiler/session.h"
 #include "tensor/ops.h"
 
 namespace prism {

@@ -64,6 +64,7 @@ TEST_CASE("gradcheck: unary ops, contiguous and strided") {
       {"gelu", [](const Tensor& x) { return gelu(x); }, -3, 3, false},
       {"tanh", [](const Tensor& x) { return prism::tanh(x); }, -2, 2, false},
       {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, -4, 4, false},
+      {"silu", [](const Tensor& x) { return silu(x); }, -4, 4, false},
   };
   for (const U& u : ops) {
     INFO(std::string(u.name));

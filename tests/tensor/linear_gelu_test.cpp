@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
-#include "kernels/costs.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"

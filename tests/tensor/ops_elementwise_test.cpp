@@ -42,6 +42,8 @@ const UnaryCase kUnary[] = {
     {"tanh", [](const Tensor& x) { return prism::tanh(x); }, [](double x) { return std::tanh(x); },
      -4, 4},
     {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, ref::sigmoid, -6, 6},
+    {"silu", [](const Tensor& x) { return silu(x); }, [](double x) { return x * ref::sigmoid(x); },
+     -8, 8},
 };
 
 TEST_CASE("unary ops match the float64 reference on odd shapes and layouts") {
@@ -78,6 +80,34 @@ TEST_CASE("gelu is the tanh approximation (spot values)") {
     CHECK(got[i] == doctest::Approx(expect[i]).epsilon(1e-14));
   // The exact erf form differs (gelu_erf(1) = 0.8413447...): make sure we are not using it.
   CHECK(std::fabs(got[0] - 0.8413447460685429) > 1e-4);
+}
+
+TEST_CASE("silu is x sigmoid(x) (spot values), finite at extreme inputs") {
+  // x / (1 + e^-x), values from Python's math module.
+  Tensor x = from_vector(std::vector<double>{1.0, -1.0, 2.0, -3.0, 0.0}, {5});
+  const std::vector<double> expect = {0.7310585786300049, -0.2689414213699951, 1.7615941559557646,
+                                      -0.14227761953270035, 0.0};
+  const std::vector<double> got = silu(x).to_vector<double>();
+  for (size_t i = 0; i < expect.size(); ++i) {
+    CHECK(got[i] == doctest::Approx(expect[i]).epsilon(1e-14));
+  }
+  for (DType dt : kFloatTypes) {
+    INFO(std::string(dtype_name(dt)));
+    // silu -> 0 below and -> x above, with no inf * 0 = NaN on the way (sigmoid's two branches).
+    Tensor big = ref::to_tensor(Array({4}, {-1000, -100, 100, 1000}), dt);
+    const std::vector<double> s = silu(big).to_vector<double>();
+    CHECK(s[0] == 0.0);
+    CHECK(std::fabs(s[1]) < 1e-40);
+    CHECK(s[2] == 100.0);
+    CHECK(s[3] == 1000.0);
+    // Its gradient, 1 above and 0 below, through silu_backward.
+    Tensor leaf = big.detach().set_requires_grad();
+    sum(silu(leaf)).backward();
+    const std::vector<double> d = leaf.grad().to_vector<double>();
+    CHECK(d[0] == 0.0);
+    CHECK(d[3] == 1.0);
+    for (double v : d) CHECK_FALSE(std::isnan(v));
+  }
 }
 
 TEST_CASE("sigmoid, tanh and exp are stable at extreme inputs") {

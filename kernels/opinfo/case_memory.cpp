@@ -1,9 +1,9 @@
-// The lab's allocator (lab_memory.h): host memory on the cpu, CUDA managed memory on cuda.
+// The lab's allocator (case_memory.h): host memory on the cpu, CUDA managed memory on cuda.
 //
 // Which kind a block is: live managed blocks are kept in a table (pointer -> bytes); anything
-// else came from the aligned host operator new. The table also lets prefetch_lab_buffers move
+// else came from the aligned host operator new. The table also lets prefetch_case_buffers move
 // every buffer of the case about to be timed to the GPU without the adapters listing them.
-#include "kernels/lab/lab_memory.h"
+#include "kernels/opinfo/case_memory.h"
 
 #include <algorithm>
 #include <atomic>
@@ -15,7 +15,7 @@
 
 #include "kernels/gpu_runtime.h"
 
-namespace prism::lab {
+namespace prism::opinfo {
 namespace {
 
 constexpr std::align_val_t kHostAlign{64};
@@ -32,7 +32,7 @@ struct ManagedTable {
 };
 
 ManagedTable& managed() {
-  // Never destroyed: a thread_local LabVector may be freed during static destruction.
+  // Never destroyed: a thread_local CaseVector may be freed during static destruction.
   static ManagedTable* t = new ManagedTable;
   return *t;
 }
@@ -79,17 +79,17 @@ void* host_allocate(size_t n) {
 
 }  // namespace
 
-Device lab_device() {
+Device case_device() {
   return device_setting().load(std::memory_order_relaxed);
 }
 
-void set_lab_device(Device d) {
+void set_case_device(Device d) {
   device_setting().store(d, std::memory_order_relaxed);
 }
 
-void* lab_allocate(size_t nbytes) {
+void* case_allocate(size_t nbytes) {
   const size_t n = std::max<size_t>(nbytes, 1);
-  if (lab_device() != Device::cuda) return host_allocate(n);
+  if (case_device() != Device::cuda) return host_allocate(n);
   void* p = kernels::gpu::allocate_managed(n);  // 256-byte aligned; throws when it cannot
   ManagedTable& t = managed();
   std::lock_guard lock(t.mu);
@@ -98,7 +98,7 @@ void* lab_allocate(size_t nbytes) {
   return p;
 }
 
-void lab_deallocate(void* p, size_t /*nbytes*/) noexcept {
+void case_deallocate(void* p, size_t /*nbytes*/) noexcept {
   if (!p) return;
   size_t managed_bytes = 0;
   {
@@ -117,22 +117,22 @@ void lab_deallocate(void* p, size_t /*nbytes*/) noexcept {
     ::operator delete(p, kHostAlign);
 }
 
-bool lab_is_managed(const void* p) {
+bool case_is_managed(const void* p) {
   ManagedTable& t = managed();
   std::lock_guard lock(t.mu);
   return t.blocks.count(p) != 0;
 }
 
-int64_t lab_managed_bytes() {
+int64_t case_managed_bytes() {
   ManagedTable& t = managed();
   std::lock_guard lock(t.mu);
   return t.bytes;
 }
 
-void prefetch_lab_buffers() {
+void prefetch_case_buffers() {
   ManagedTable& t = managed();
   std::lock_guard lock(t.mu);
   for (const auto& [p, n] : t.blocks) kernels::gpu::prefetch_to_device(p, n);
 }
 
-}  // namespace prism::lab
+}  // namespace prism::opinfo

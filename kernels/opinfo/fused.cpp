@@ -10,9 +10,9 @@
 #include <cmath>
 
 #include "kernels/costs.h"
-#include "kernels/lab/lab_ops_list.h"
+#include "kernels/opinfo/op_info.h"
 
-namespace prism::lab {
+namespace prism::opinfo {
 namespace {
 
 bool naive_tag(const kernels::KernelEntry& v) {
@@ -46,7 +46,7 @@ class LayerNormCase : public Case {
   }
 
  private:
-  LabVector<float> x_, w_, b_;
+  CaseVector<float> x_, w_, b_;
   GuardedBuffer out_, mean_, rstd_;
   kernels::LayerNormArgs<float> a_;
 };
@@ -81,9 +81,9 @@ class CrossEntropyCase : public Case {
   }
 
  private:
-  LabVector<float> logits_, workspace_;
-  LabVector<int64_t> target_;
-  LabVector<double> lse_;
+  CaseVector<float> logits_, workspace_;
+  CaseVector<int64_t> target_;
+  CaseVector<double> lse_;
   GuardedBuffer loss_;
   kernels::CrossEntropyArgs<float> a_;
 };
@@ -113,7 +113,7 @@ AttentionShape parse_attention(const std::string& op, const std::string& size) {
 int64_t attention_workspace(const kernels::KernelEntry& v, const AttentionShape& s, bool backward) {
   const bool tiled = v.tag == kernels::VariantTag::fused || v.tag == kernels::VariantTag::optimized;
   if (!tiled) return kernels::attention_scores_workspace(s.b, s.h, s.l, s.l);
-  if (lab_device() == Device::cuda) return backward ? s.b * s.h * s.l : 0;
+  if (case_device() == Device::cuda) return backward ? s.b * s.h * s.l : 0;
   return kernels::attention_tiled_workspace(s.l, s.d, omp_get_max_threads());
 }
 
@@ -136,7 +136,7 @@ class AttentionCase : public Case {
     if (backward) {
       // Backward reads the forward's out and lse: compute them once with the naive kernel.
       const auto& naive = kernels::registry().at("attention", Device::cpu).at("naive");
-      LabVector<float> ws(static_cast<size_t>(attention_workspace(naive, s, false)));
+      CaseVector<float> ws(static_cast<size_t>(attention_workspace(naive, s, false)));
       kernels::AttentionArgs<float> f = forward_args();
       f.workspace = ws.data();
       f.workspace_size = static_cast<int64_t>(ws.size());
@@ -145,7 +145,7 @@ class AttentionCase : public Case {
   }
 
   void run(const kernels::KernelEntry& v) override {
-    LabVector<float>& ws = workspace_for(v);
+    CaseVector<float>& ws = workspace_for(v);
     if (!backward_) {
       kernels::AttentionArgs<float> a = forward_args();
       a.workspace = ws.data();
@@ -196,8 +196,8 @@ class AttentionCase : public Case {
     return a;
   }
   // One scratch buffer per variant kind, made on first use (timing must not allocate).
-  LabVector<float>& workspace_for(const kernels::KernelEntry& v) {
-    LabVector<float>& ws = naive_tag(v) || v.tag == kernels::VariantTag::user ? scores_ : tiles_;
+  CaseVector<float>& workspace_for(const kernels::KernelEntry& v) {
+    CaseVector<float>& ws = naive_tag(v) || v.tag == kernels::VariantTag::user ? scores_ : tiles_;
     const size_t need = static_cast<size_t>(attention_workspace(v, s_, backward_));
     if (ws.size() < need) ws.resize(need);
     return ws;
@@ -205,7 +205,7 @@ class AttentionCase : public Case {
 
   AttentionShape s_;
   bool backward_;
-  LabVector<float> q_, k_, v_, dout_, scores_, tiles_;
+  CaseVector<float> q_, k_, v_, dout_, scores_, tiles_;
   GuardedBuffer out_, lse_, dq_, dk_, dv_;
 };
 
@@ -233,21 +233,24 @@ class LinearGeluCase : public Case {
   }
 
  private:
-  LabVector<float> x_, w_, b_;
+  CaseVector<float> x_, w_, b_;
   GuardedBuffer z_, y_;
   kernels::LinearGeluArgs<float> a_;
 };
 
 }  // namespace
 
-void add_fused_lab_ops(std::vector<LabOp>& ops) {
+static void add_fused_op_infos(std::vector<OpInfo>& ops) {
   {
-    LabOp op;
+    OpInfo op;
     op.op = "layer_norm";
     op.size_syntax = kRowsSyntax;
     op.summary = "layer normalization of each row (two pass vs one pass)";
     op.default_sizes = {"4096x768", "512x4096", "16384x128"};
     op.validation_sizes = {"1x1", "1x7", "13x4099", "31x17", "5x1", "3x65536"};
+    op.tolerance_why =
+        "the one-pass kernel accumulates the mean and variance together (Welford-style) where "
+        "the two-pass one subtracts the mean first: sums of up to 65536 terms in other orders";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       auto d = parse_dims("layer_norm", kRowsSyntax, size, 2, 2);
       return std::make_unique<LayerNormCase>(d[0], d[1], seed);
@@ -255,13 +258,16 @@ void add_fused_lab_ops(std::vector<LabOp>& ops) {
     ops.push_back(std::move(op));
   }
   {
-    LabOp op;
+    OpInfo op;
     op.op = "cross_entropy";
     op.size_syntax = kRowsSyntax;
     op.summary = "mean cross-entropy of logits against class indices (composed vs fused)";
     op.default_sizes = {"128x10", "4096x1000", "512x50257"};
     op.validation_sizes = {"1x1", "1x7", "7x1", "13x4099", "31x17", "3x65536"};
     op.tolerance = 1e-5;
+    op.tolerance_why =
+        "the fused pass sums exp(x - max) online, rescaling as the max grows, the composed "
+        "one after a max pass: the same sum in another order, a few float32 ulps apart";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       auto d = parse_dims("cross_entropy", kRowsSyntax, size, 2, 2);
       return std::make_unique<CrossEntropyCase>(d[0], d[1], seed);
@@ -269,7 +275,7 @@ void add_fused_lab_ops(std::vector<LabOp>& ops) {
     ops.push_back(std::move(op));
   }
   for (bool backward : {false, true}) {
-    LabOp op;
+    OpInfo op;
     op.op = backward ? "attention_backward" : "attention";
     op.size_syntax = kAttentionSyntax;
     op.summary = backward ? "gradients of attention: dq, dk, dv (naive vs flash)"
@@ -278,6 +284,10 @@ void add_fused_lab_ops(std::vector<LabOp>& ops) {
     op.validation_sizes = {"1x1x1x1", "1x2x37x3:causal", "2x1x65x8", "1x1x130x80:causal",
                            "1x3x17x64"};
     op.tolerance = 2e-4;
+    op.tolerance_why =
+        "flash attention rescales running sums tile by tile and its backward rebuilds P from "
+        "the saved lse: sums of up to L*d products in other orders, and P's float32 exp error "
+        "carried through two more products";
     const std::string name = op.op;
     op.make = [backward, name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       return std::make_unique<AttentionCase>(parse_attention(name, size), backward, seed);
@@ -285,12 +295,15 @@ void add_fused_lab_ops(std::vector<LabOp>& ops) {
     ops.push_back(std::move(op));
   }
   {
-    LabOp op;
+    OpInfo op;
     op.op = "linear_gelu";
     op.size_syntax = kLinearSyntax;
     op.summary = "gelu(x W^T + b): GEMM then bias then GELU passes vs one fused pass";
     op.default_sizes = {"128x784x256", "1024x768x3072", "4096x256x1024"};
     op.validation_sizes = {"1x1x1", "7x13x5", "33x65x129", "65x257x300"};
+    op.tolerance_why =
+        "the fused kernel's GEMM sums up to 257 products in another order than the unfused "
+        "matmul, and both take GELU's tanh from the same vectorised formula";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       auto d = parse_dims("linear_gelu", kLinearSyntax, size, 3, 3);
       return std::make_unique<LinearGeluCase>(d[0], d[1], d[2], seed);
@@ -299,4 +312,6 @@ void add_fused_lab_ops(std::vector<LabOp>& ops) {
   }
 }
 
-}  // namespace prism::lab
+const OpInfoFamily kFusedFamily(80, &add_fused_op_infos);
+
+}  // namespace prism::opinfo

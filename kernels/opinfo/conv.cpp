@@ -10,9 +10,9 @@
 #include <map>
 
 #include "kernels/costs.h"
-#include "kernels/lab/lab_ops_list.h"
+#include "kernels/opinfo/op_info.h"
 
-namespace prism::lab {
+namespace prism::opinfo {
 namespace {
 
 // "s2p1" -> {s: 2, p: 1}; letters outside `allowed` or a missing number are errors.
@@ -63,7 +63,7 @@ class ConvCase : public Case {
     // GEMM of the im2col kernel is large enough to fill the GPU.
     const int64_t per_image = std::max<int64_t>(1, a_.c * a_.kh * a_.kw * a_.ho * a_.wo);
     const int64_t images =
-        lab_device() == Device::cuda
+        case_device() == Device::cuda
             ? std::clamp<int64_t>((int64_t{1} << 25) / per_image, 1, std::max<int64_t>(a_.n, 1))
             : 1;
     workspace_.resize(static_cast<size_t>(a_.c * a_.kh * a_.kw * a_.ho * a_.wo * images));
@@ -101,13 +101,13 @@ class ConvCase : public Case {
 
  private:
   ConvOp which_;
-  LabVector<float> x_, weight_, bias_, dy_, workspace_;
+  CaseVector<float> x_, weight_, bias_, dy_, workspace_;
   GuardedBuffer out_;
   kernels::Conv2dArgs<float> a_;
 };
 
-LabOp conv_op(const char* name, ConvOp which, const char* summary) {
-  LabOp op;
+OpInfo conv_op(const char* name, ConvOp which, const char* summary) {
+  OpInfo op;
   op.op = name;
   op.size_syntax = kConvSyntax;
   op.summary = summary;
@@ -116,6 +116,9 @@ LabOp conv_op(const char* name, ConvOp which, const char* summary) {
   op.validation_sizes = {"1x1x1x1x1x1",        "2x3x7x5x4x3",      "1x2x9x9x3x3:s2p1",
                          "3x5x11x13x7x5:s2p0", "2x4x6x6x6x1:s1p0", "1x3x4x4x2x4:s1p1"};
   op.tolerance = 1e-4;
+  op.tolerance_why =
+      "im2col sums C*kh*kw products through a blocked GEMM in another order than the direct "
+      "loops: float32 rounding grows with the sum's length (up to 320 terms here)";
   const std::string op_name = name;
   op.make = [which, op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
     auto [dims_text, params_text] = split_suffix(size);
@@ -180,20 +183,23 @@ class PoolCase : public Case {
 
  private:
   bool max_, backward_;
-  LabVector<float> x_, dy_;
-  LabVector<int64_t> index_;
+  CaseVector<float> x_, dy_;
+  CaseVector<int64_t> index_;
   GuardedBuffer out_;
   kernels::Pool2dArgs<float> a_;
 };
 
-LabOp pool_op(const char* name, bool max, bool backward, const char* summary) {
-  LabOp op;
+OpInfo pool_op(const char* name, bool max, bool backward, const char* summary) {
+  OpInfo op;
   op.op = name;
   op.size_syntax = kPoolSyntax;
   op.summary = summary;
   op.default_sizes = {"1024x26x26", "2048x11x11", "4096x56x56:k3s2p1"};
   op.validation_sizes = {"1x1x1:k1", "3x7x5", "2x9x9:k3s2p1", "5x13x11:k3s1p1", "2x8x8:k4s4p2"};
   op.tolerance = 1e-5;
+  op.tolerance_why =
+      "a max is exact; an average divides a sum of at most kernel^2 terms, whose order may "
+      "differ by a few float32 roundings";
   const std::string op_name = name;
   op.make = [=](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
     auto [dims_text, params_text] = split_suffix(size);
@@ -213,17 +219,20 @@ LabOp pool_op(const char* name, bool max, bool backward, const char* summary) {
 
 }  // namespace
 
-void add_conv_lab_ops(std::vector<LabOp>& ops) {
+static void add_conv_op_infos(std::vector<OpInfo>& ops) {
   ops.push_back(conv_op("conv2d", ConvOp::forward, "2-D convolution (naive loops vs im2col)"));
   ops.push_back(conv_op("conv2d_backward_input", ConvOp::backward_input, "conv2d's dx"));
   ops.push_back(conv_op("conv2d_backward_weight", ConvOp::backward_weight, "conv2d's dw"));
 }
 
-void add_pool_lab_ops(std::vector<LabOp>& ops) {
+static void add_pool_op_infos(std::vector<OpInfo>& ops) {
   ops.push_back(pool_op("max_pool2d", true, false, "max over windows (and its position)"));
   ops.push_back(pool_op("max_pool2d_backward", true, true, "dx[argmax] += dy"));
   ops.push_back(pool_op("avg_pool2d", false, false, "mean over windows"));
   ops.push_back(pool_op("avg_pool2d_backward", false, true, "spread dy over windows"));
 }
 
-}  // namespace prism::lab
+const OpInfoFamily kConvFamily(50, &add_conv_op_infos);
+const OpInfoFamily kPoolFamily(60, &add_pool_op_infos);
+
+}  // namespace prism::opinfo

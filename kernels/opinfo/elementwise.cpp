@@ -6,22 +6,41 @@
 // Cost: the op's FLOPs per element (as its registry entry states) times the elements;
 // bytes = inputs read once + output written once.
 #include "kernels/costs.h"
-#include "kernels/lab/lab_ops_list.h"
+#include "kernels/opinfo/op_info.h"
 
-namespace prism::lab {
+namespace prism::opinfo {
 namespace {
 
 struct ElementwiseSpec {
   const char* op;
-  float low, high;  // input range: log and sqrt need positive inputs
+  float low, high;  // input range (a's for a binary op): log and sqrt need positive inputs
   bool binary;
+  // b's range where it must differ from a's: div's divisor away from 0, pow's exponent, the
+  // upstream gradient of sigmoid_backward and tanh_backward (whose a is the forward's output).
+  // Equal bounds, the default, mean "a's range".
+  float b_low = 0, b_high = 0;
 };
 
 constexpr ElementwiseSpec kSpecs[] = {
-    {"relu", -1, 1, false},         {"gelu", -3, 3, false},    {"exp", -4, 4, false},
-    {"tanh", -3, 3, false},         {"sigmoid", -4, 4, false}, {"log", 0.1f, 4, false},
-    {"add", -1, 1, true},           {"mul", -1, 1, true},      {"relu_backward", -1, 1, true},
+    {"relu", -1, 1, false},
+    {"gelu", -3, 3, false},
+    {"exp", -4, 4, false},
+    {"tanh", -3, 3, false},
+    {"sigmoid", -4, 4, false},
+    {"silu", -6, 6, false},  // both of sigmoid's branches and its saturated ends
+    {"log", 0.1f, 4, false},
+    {"neg", -1, 1, false},
+    {"sqrt", 0.01f, 4, false},
+    {"add", -1, 1, true},
+    {"sub", -1, 1, true},
+    {"mul", -1, 1, true},
+    {"div", -1, 1, true, 0.5f, 2},  // a divisor in [0.5, 2), away from 0
+    {"pow", 0.5f, 2, true, -3, 3},  // a positive base; results in [1/8, 8]
+    {"relu_backward", -1, 1, true},
     {"gelu_backward", -3, 3, true},
+    {"silu_backward", -6, 6, true, -1, 1},    // a = the forward's input x, b = g
+    {"sigmoid_backward", 0, 1, true, -1, 1},  // a = sigmoid's output y in [0, 1), b = g
+    {"tanh_backward", -1, 1, true},           // a = tanh's output y in [-1, 1), b = g
 };
 
 struct Shape2 {
@@ -81,7 +100,7 @@ class UnaryCase : public Case {
 
  private:
   int64_t flops_;
-  LabVector<float> x_;
+  CaseVector<float> x_;
   GuardedBuffer out_;
   kernels::UnaryArgs<float> args_;
 };
@@ -93,7 +112,9 @@ class BinaryCase : public Case {
     InputRng rng(seed);
     const int64_t n = sh.rows * sh.cols;
     a_ = rng.vector(n, s.low, s.high);
-    b_ = rng.vector(sh.row_broadcast ? sh.cols : n, s.low, s.high);
+    const bool own_b = s.b_low != s.b_high;
+    b_ = rng.vector(sh.row_broadcast ? sh.cols : n, own_b ? s.b_low : s.low,
+                    own_b ? s.b_high : s.high);
     args_ = {};
     args_.a = a_.data();
     args_.b = b_.data();
@@ -116,16 +137,16 @@ class BinaryCase : public Case {
 
  private:
   int64_t flops_;
-  LabVector<float> a_, b_;
+  CaseVector<float> a_, b_;
   GuardedBuffer out_;
   kernels::BinaryArgs<float> args_;
 };
 
 }  // namespace
 
-void add_elementwise_lab_ops(std::vector<LabOp>& ops) {
+static void add_elementwise_op_infos(std::vector<OpInfo>& ops) {
   for (const ElementwiseSpec& s : kSpecs) {
-    LabOp op;
+    OpInfo op;
     op.op = s.op;
     op.size_syntax = s.binary ? "N or RxC, optionally :t (a transposed) or :row (b broadcast)"
                               : "N or RxC, optionally :t (read through a transpose)";
@@ -135,6 +156,10 @@ void add_elementwise_lab_ops(std::vector<LabOp>& ops) {
     op.validation_sizes = {"1", "7", "4099", "13x17:t", "1x31", "31x1:t"};
     if (s.binary) op.validation_sizes.push_back("29x37:row");
     op.tolerance = 1e-5;
+    op.tolerance_why =
+        "one element at a time, but a variant may use a vectorised exp / tanh / pow accurate "
+        "to a few float32 ulps instead of libm's (a GPU's are within 2), or fuse a multiply "
+        "and an add (1 - y * y)";
     const std::string syntax = op.size_syntax;
     op.make = [s, syntax](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       const Shape2 sh = parse_shape(s, size, syntax.c_str());
@@ -145,4 +170,6 @@ void add_elementwise_lab_ops(std::vector<LabOp>& ops) {
   }
 }
 
-}  // namespace prism::lab
+const OpInfoFamily kElementwiseFamily(20, &add_elementwise_op_infos);
+
+}  // namespace prism::opinfo

@@ -7,28 +7,28 @@
 #include <cstring>
 
 #include "kernels/costs.h"
-#include "kernels/lab/lab_ops_list.h"
+#include "kernels/opinfo/op_info.h"
 
-namespace prism::lab {
+namespace prism::opinfo {
 namespace {
 
 constexpr const char* kSyntax = "N (number of parameters)";
 
 // Copies `from` into a guarded buffer's data.
-void load(GuardedBuffer& to, const LabVector<float>& from) {
+void load(GuardedBuffer& to, const CaseVector<float>& from) {
   std::memcpy(to.data(), from.data(), from.size() * sizeof(float));
 }
 
 // The unfused (naive-tagged) variants get the temporaries the front end would allocate for
 // them (tensor/ops/optim.cpp); fused ones get none. Kept across cases so timing never allocates;
 // made again when the lab's device changes, since a buffer from a cpu run is host memory that a
-// CUDA kernel cannot touch (lab_memory.h).
-LabVector<float>& scratch(int64_t n) {
-  thread_local LabVector<float> buf;
+// CUDA kernel cannot touch (case_memory.h).
+CaseVector<float>& scratch(int64_t n) {
+  thread_local CaseVector<float> buf;
   thread_local Device made_for = Device::cpu;
-  if (made_for != lab_device()) {
-    LabVector<float>().swap(buf);  // frees the old block the way it was made
-    made_for = lab_device();
+  if (made_for != case_device()) {
+    CaseVector<float>().swap(buf);  // frees the old block the way it was made
+    made_for = case_device();
   }
   if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
   return buf;
@@ -71,7 +71,7 @@ class SgdCase : public Case {
   }
 
  private:
-  LabVector<float> param0_, grad_, velocity0_;
+  CaseVector<float> param0_, grad_, velocity0_;
   GuardedBuffer param_, velocity_;
   kernels::SgdArgs<float> a_;
 };
@@ -113,20 +113,24 @@ class AdamCase : public Case {
   }
 
  private:
-  LabVector<float> param0_, grad_, m0_, v0_;
+  CaseVector<float> param0_, grad_, m0_, v0_;
   GuardedBuffer param_, m_, v_;
   kernels::AdamArgs<float> a_;
 };
 
 template <class C>
-LabOp optim_op(const char* name, const char* summary) {
-  LabOp op;
+OpInfo optim_op(const char* name, const char* summary) {
+  OpInfo op;
   op.op = name;
   op.size_syntax = kSyntax;
   op.summary = summary;
   op.default_sizes = {"4096", "262144", "4194304"};
   op.validation_sizes = {"1", "7", "4099", "65537"};
   op.tolerance = 1e-5;
+  op.tolerance_why =
+      "the fused and per-tensor updates do the same IEEE operations in the same order (built "
+      "with -ffp-contract=off), so they agree bit for bit on the cpu; a GPU's sqrt and divide "
+      "may differ by an ulp";
   const std::string op_name = name;
   op.make = [op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
     auto d = parse_dims(op_name, kSyntax, size, 1, 1);
@@ -137,9 +141,11 @@ LabOp optim_op(const char* name, const char* summary) {
 
 }  // namespace
 
-void add_optim_lab_ops(std::vector<LabOp>& ops) {
+static void add_optim_op_infos(std::vector<OpInfo>& ops) {
   ops.push_back(optim_op<SgdCase>("sgd_update", "SGD with momentum and weight decay, in place"));
   ops.push_back(optim_op<AdamCase>("adam_update", "AdamW step, in place"));
 }
 
-}  // namespace prism::lab
+const OpInfoFamily kOptimFamily(70, &add_optim_op_infos);
+
+}  // namespace prism::opinfo

@@ -5,9 +5,9 @@
 // (transposed) for A and B, as in BLAS. A transposed operand is stored K x M (or N x K) and
 // passed as a strided view, exactly the view a backward pass hands the kernel.
 #include "kernels/costs.h"
-#include "kernels/lab/lab_ops_list.h"
+#include "kernels/opinfo/op_info.h"
 
-namespace prism::lab {
+namespace prism::opinfo {
 namespace {
 
 class MatmulCase : public Case {
@@ -40,7 +40,7 @@ class MatmulCase : public Case {
   }
 
  private:
-  LabVector<float> a_, b_;
+  CaseVector<float> a_, b_;
   GuardedBuffer c_;
   kernels::MatmulArgs<float> args_;
 };
@@ -64,8 +64,8 @@ std::unique_ptr<Case> make_matmul(const std::string& size, uint64_t seed) {
 
 }  // namespace
 
-void add_matmul_lab_ops(std::vector<LabOp>& ops) {
-  LabOp op;
+static void add_matmul_op_infos(std::vector<OpInfo>& ops) {
+  OpInfo op;
   op.op = "matmul";
   op.size_syntax = kSyntax;
   op.summary = "C = A @ B (the ladder: naive, reordered, blocked, optimized, reference)";
@@ -74,8 +74,13 @@ void add_matmul_lab_ops(std::vector<LabOp>& ops) {
   op.validation_sizes = {"1",           "7x13x5",      "17x1x31",
                          "1x64x1",      "33x65x129",   "33x65x129:tn",
                          "45x31x67:nt", "37x29x41:tt", "200x300x150"};
+  op.tolerance_why =
+      "each output sums k products; blocked, packed and Eigen kernels split and order that sum "
+      "differently (and use FMAs), so float32 results differ by roundings that grow with k";
   op.make = make_matmul;
   ops.push_back(std::move(op));
 }
 
-}  // namespace prism::lab
+const OpInfoFamily kMatmulFamily(10, &add_matmul_op_infos);
+
+}  // namespace prism::opinfo

@@ -1,11 +1,9 @@
-#include "kernels/lab/lab_op.h"
+#include "kernels/opinfo/op_info.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "kernels/lab/lab_ops_list.h"
-
-namespace prism::lab {
+namespace prism::opinfo {
 
 void Case::prepare_validation() {
   for (Output& o : outputs()) o.buffer->poison();
@@ -26,8 +24,8 @@ float InputRng::uniform(float low, float high) {
   return low + (high - low) * u;
 }
 
-LabVector<float> InputRng::vector(int64_t n, float low, float high) {
-  LabVector<float> v(static_cast<size_t>(n));
+CaseVector<float> InputRng::vector(int64_t n, float low, float high) {
+  CaseVector<float> v(static_cast<size_t>(n));
   for (float& x : v) x = uniform(low, high);
   return v;
 }
@@ -63,7 +61,7 @@ std::vector<int64_t> parse_dims(const std::string& op, const std::string& syntax
   // that, with overflow checks, keeps every length and its bytes far inside int64 (unchecked,
   // 16777232x1099510579201 wrapped to a 16-element buffer and the kernel ran off its end).
   // Sizes that pass can still be too large for memory: the lab's allocator refuses those with
-  // the figure (lab_memory.h).
+  // the figure (case_memory.h).
   constexpr int64_t kMaxLength = int64_t{1} << 56;
   int64_t bound = *std::max_element(dims.begin(), dims.end());
   bool overflow = false;
@@ -81,29 +79,50 @@ std::pair<std::string, std::string> split_suffix(const std::string& text) {
   return {text.substr(0, colon), text.substr(colon + 1)};
 }
 
-const std::vector<LabOp>& lab_ops() {
-  static const std::vector<LabOp> ops = [] {
-    std::vector<LabOp> v;
-    add_matmul_lab_ops(v);
-    add_elementwise_lab_ops(v);
-    add_reduce_lab_ops(v);
-    add_softmax_lab_ops(v);
-    add_conv_lab_ops(v);
-    add_pool_lab_ops(v);
-    add_optim_lab_ops(v);
-    add_fused_lab_ops(v);
+RowShape parse_row_shape(const std::string& op, const std::string& syntax, const std::string& size,
+                         bool transposable) {
+  auto [dims_text, form] = split_suffix(size);
+  const auto d = parse_dims(op, syntax, dims_text, 2, 2);
+  if (!form.empty() && !(transposable && form == "t")) {
+    throw Error("lab " + op + ": bad form ':" + form + "' in '" + size + "': expected " + syntax);
+  }
+  return {d[0], d[1], form == "t"};
+}
+
+namespace {
+struct Family {
+  int rank;
+  void (*add)(std::vector<OpInfo>&);
+};
+// Filled while the library loads, by each file's OpInfoFamily; read only after main starts.
+std::vector<Family>& families() {
+  static std::vector<Family> f;
+  return f;
+}
+}  // namespace
+
+OpInfoFamily::OpInfoFamily(int rank, void (*add)(std::vector<OpInfo>&)) {
+  families().push_back({rank, add});
+}
+
+const std::vector<OpInfo>& op_infos() {
+  static const std::vector<OpInfo> ops = [] {
+    std::vector<Family> f = families();
+    std::sort(f.begin(), f.end(), [](const Family& a, const Family& b) { return a.rank < b.rank; });
+    std::vector<OpInfo> v;
+    for (const Family& family : f) family.add(v);
     return v;
   }();
   return ops;
 }
 
-const LabOp& find_lab_op(const std::string& name) {
+const OpInfo& find_op_info(const std::string& name) {
   std::string known;
-  for (const LabOp& op : lab_ops()) {
+  for (const OpInfo& op : op_infos()) {
     if (op.op == name) return op;
     known += (known.empty() ? "" : ", ") + op.op;
   }
   throw Error("lab: no lab for op '" + name + "' (the lab knows: " + known + ")");
 }
 
-}  // namespace prism::lab
+}  // namespace prism::opinfo

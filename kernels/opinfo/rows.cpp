@@ -1,0 +1,205 @@
+// Lab adapters for row-wise ops: reductions (sum, mean, max, argmax) and softmax / log_softmax.
+//
+// Size "RxC": R rows of C columns, each row reduced or normalized on its own. ":t" reads the
+// input through a transpose (column stride R instead of 1), the layout a reduction over a
+// leading dim hands its kernel. argmax also takes ":q" (and ":tq"): inputs on a grid of 8
+// values, so a row's maximum repeats and the first occurrence must win.
+#include <cstring>
+#include <limits>
+
+#include "kernels/costs.h"
+#include "kernels/opinfo/op_info.h"
+
+namespace prism::opinfo {
+namespace {
+
+constexpr const char* kSyntax = "RxC (rows x columns), optionally :t (read through a transpose)";
+
+using Rows = RowShape;
+
+Rows parse_rows(const std::string& op, const std::string& size) {
+  return parse_row_shape(op, kSyntax, size);
+}
+
+class ReduceCase : public Case {
+ public:
+  ReduceCase(std::string op, const Rows& r, uint64_t seed) : op_(std::move(op)), out_(r.rows) {
+    InputRng rng(seed);
+    x_ = rng.vector(r.rows * r.cols);
+    index_.resize(static_cast<size_t>(r.rows));
+    args_ = {};
+    args_.x = x_.data();
+    args_.outer = r.rows;
+    args_.inner = r.cols;
+    args_.outer_stride = r.row_stride();
+    args_.inner_stride = r.col_stride();
+    args_.out = out_.data();
+    args_.index = index_.data();
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::ReduceArgs, float>()(args_); }
+  std::vector<Output> outputs() override { return {{"out", &out_}}; }
+  profiler::Cost cost() const override {
+    const int64_t in = args_.outer * args_.inner;
+    if (op_ == "mean") return costs::mean(in, args_.outer, 4);
+    // max also writes each row's position (int64), as the front end's max does.
+    return costs::reduce(in, args_.outer, 4, op_ == "max" ? 4 + 8 : 4);
+  }
+
+ private:
+  std::string op_;
+  CaseVector<float> x_;
+  CaseVector<int64_t> index_;
+  GuardedBuffer out_;
+  kernels::ReduceArgs<float> args_;
+};
+
+class SoftmaxCase : public Case {
+ public:
+  SoftmaxCase(const Rows& r, uint64_t seed) : out_(r.rows * r.cols) {
+    InputRng rng(seed);
+    // Logits of a realistic spread; a few large ones test the max subtraction.
+    x_ = rng.vector(r.rows * r.cols, -8, 8);
+    if (!x_.empty()) x_[0] = 80;  // exp(80) overflows float32: a kernel must subtract the max
+    args_ = {};
+    args_.x = x_.data();
+    args_.out = out_.data();
+    args_.rows = r.rows;
+    args_.cols = r.cols;
+    args_.row_stride = r.row_stride();
+    args_.col_stride = r.col_stride();
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::SoftmaxArgs, float>()(args_); }
+  std::vector<Output> outputs() override { return {{"out", &out_}}; }
+  profiler::Cost cost() const override { return costs::softmax(args_.rows * args_.cols, 4); }
+
+ private:
+  CaseVector<float> x_;
+  GuardedBuffer out_;
+  kernels::SoftmaxArgs<float> args_;
+};
+
+// argmax: the front end (tensor/ops/reduce.cpp) asks for positions only, out = null. The
+// kernel writes int64 positions into a GuardedBuffer of two floats per position (the same
+// bytes, 8-byte aligned after the 64-float guard), so the guards catch a position written past
+// either end; collect() then rewrites them in place as floats for the comparison: the first R
+// floats hold the positions, the other R are 0.
+constexpr const char* kArgmaxSyntax =
+    "RxC (rows x columns), optionally :t (read through a transpose), :q (8 distinct values, so "
+    "the maximum repeats) or :tq";
+static_assert(GuardedBuffer::kGuard * sizeof(float) % alignof(int64_t) == 0,
+              "argmax's int64 positions must be aligned inside a GuardedBuffer");
+
+class ArgmaxCase : public Case {
+ public:
+  ArgmaxCase(const Rows& r, bool ties, uint64_t seed) : index_(2 * r.rows) {
+    InputRng rng(seed);
+    x_ = rng.vector(r.rows * r.cols);
+    // Ties: round to multiples of 1/4 in [-1, 1), 8 values, so a wide row holds its maximum
+    // many times; a variant must return the first, as the naive loop and PyTorch do.
+    if (ties) {
+      for (float& v : x_) v = static_cast<float>(static_cast<int>((v + 1) * 4)) / 4 - 1;
+    }
+    args_ = {};
+    args_.x = x_.data();
+    args_.outer = r.rows;
+    args_.inner = r.cols;
+    args_.outer_stride = r.row_stride();
+    args_.inner_stride = r.col_stride();
+    args_.out = nullptr;
+    args_.index = positions();
+  }
+  void run(const kernels::KernelEntry& v) override { v.get<kernels::ReduceArgs, float>()(args_); }
+  void collect() override {
+    // The int64 that a position still holding two fill values reads as: never written. It
+    // stays the fill value, so the validation reports it as unwritten.
+    int64_t unwritten;
+    const float fills[2] = {GuardedBuffer::fill_value(), GuardedBuffer::fill_value()};
+    std::memcpy(&unwritten, fills, sizeof unwritten);
+    const int64_t rows = args_.outer;
+    std::vector<int64_t> at(static_cast<size_t>(rows));  // host only: the kernel never sees it
+    std::memcpy(at.data(), index_.data(), at.size() * sizeof(int64_t));
+    for (int64_t i = 0; i < rows; ++i) {
+      index_.data()[i] =
+          at[i] == unwritten ? GuardedBuffer::fill_value() : static_cast<float>(at[i]);
+    }
+    for (int64_t i = rows; i < 2 * rows; ++i) index_.data()[i] = 0;
+  }
+  std::vector<Output> outputs() override { return {{"index", &index_}}; }
+  profiler::Cost cost() const override {
+    // No values, one int64 position per row (the front end's argmax).
+    return costs::reduce(args_.outer * args_.inner, args_.outer, 4, 8);
+  }
+
+ private:
+  int64_t* positions() { return reinterpret_cast<int64_t*>(index_.data()); }
+
+  CaseVector<float> x_;
+  GuardedBuffer index_;
+  kernels::ReduceArgs<float> args_;
+};
+
+OpInfo argmax_op() {
+  OpInfo op;
+  op.op = "argmax";
+  op.size_syntax = kArgmaxSyntax;
+  op.summary = "position of each row's max (its first occurrence)";
+  op.default_sizes = {"128x10", "4096x1024", "1024x4096:t"};
+  op.validation_sizes = {"1x1",   "1x7",     "7x1",       "13x4099",  "31x17:t",
+                         "5x1:t", "3x65536", "13x4099:q", "31x17:tq", "64x1000:q"};
+  op.tolerance = 1e-9;
+  op.tolerance_why =
+      "positions are exact: a correct variant returns the same first maximum, and one wrong "
+      "position (off by >= 1, every position below C exact in float32) is a normalized error "
+      "of at least 1 / C, 1.5e-5 here and >= 6e-8 for any C <= 2^24, so anything above 0 "
+      "fails";
+  op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+    auto [dims_text, form] = split_suffix(size);
+    auto d = parse_dims("argmax", kArgmaxSyntax, dims_text, 2, 2);
+    if (!form.empty() && form != "t" && form != "q" && form != "tq") {
+      throw Error("lab argmax: bad form ':" + form + "' in '" + size + "': expected " +
+                  kArgmaxSyntax);
+    }
+    const Rows r{d[0], d[1], form.find('t') != std::string::npos};
+    return std::make_unique<ArgmaxCase>(r, form.find('q') != std::string::npos, seed);
+  };
+  return op;
+}
+
+OpInfo rows_op(const char* name, const char* summary, bool softmax) {
+  OpInfo op;
+  op.op = name;
+  op.size_syntax = kSyntax;
+  op.summary = summary;
+  op.default_sizes = {"128x10", "4096x1024", "1024x4096:t"};
+  op.validation_sizes = {"1x1", "1x7", "7x1", "13x4099", "31x17:t", "5x1:t", "3x65536"};
+  op.tolerance = 1e-5;
+  op.tolerance_why =
+      "a row's sum in 32 lanes (optimized) or Eigen's tree order differs from the naive running "
+      "sum by a few float32 roundings; softmax's online pass rescales as the max grows";
+  const std::string op_name = name;
+  op.make = [softmax, op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+    const Rows r = parse_rows(op_name, size);
+    if (softmax) return std::make_unique<SoftmaxCase>(r, seed);
+    return std::make_unique<ReduceCase>(op_name, r, seed);
+  };
+  return op;
+}
+
+}  // namespace
+
+static void add_reduce_op_infos(std::vector<OpInfo>& ops) {
+  ops.push_back(rows_op("sum", "sum of each row", false));
+  ops.push_back(rows_op("mean", "mean of each row", false));
+  ops.push_back(rows_op("max", "max of each row (and its position)", false));
+  ops.push_back(argmax_op());
+}
+
+static void add_softmax_op_infos(std::vector<OpInfo>& ops) {
+  ops.push_back(rows_op("softmax", "softmax of each row (three passes vs online)", true));
+  ops.push_back(rows_op("log_softmax", "log_softmax of each row", true));
+}
+
+const OpInfoFamily kReduceFamily(30, &add_reduce_op_infos);
+const OpInfoFamily kSoftmaxFamily(40, &add_softmax_op_infos);
+
+}  // namespace prism::opinfo
