@@ -285,5 +285,6 @@ void register_attention_flash(Registry& r) {
                                   &attention_backward_flash<float>,
                                   &attention_backward_flash<double>);
 }
+PRISM_CPU_KERNELS(260, register_attention_flash);
 
 }  // namespace prism::kernels::cpu

@@ -158,5 +158,6 @@ void register_attention_naive(Registry& r) {
           "naive", VariantTag::naive, "P rebuilt in an lq x lk matrix per head (O(L^2) workspace)",
           &attention_backward_naive<float>, &attention_backward_naive<double>);
 }
+PRISM_CPU_KERNELS(250, register_attention_naive);
 
 }  // namespace prism::kernels::cpu

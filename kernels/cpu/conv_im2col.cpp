@@ -250,5 +250,6 @@ void register_conv_im2col(Registry& r) {
           "sum over images of dy @ cols^T (the selected matmul on re-unfolded patches)",
           &conv2d_backward_weight_im2col<float>, &conv2d_backward_weight_im2col<double>);
 }
+PRISM_CPU_KERNELS(200, register_conv_im2col);
 
 }  // namespace prism::kernels::cpu

@@ -116,5 +116,6 @@ void register_conv_naive(Registry& r) {
       .add<Conv2dArgs>("naive", VariantTag::naive, "one dot product per weight",
                        &conv2d_backward_weight_naive<float>, &conv2d_backward_weight_naive<double>);
 }
+PRISM_CPU_KERNELS(190, register_conv_naive);
 
 }  // namespace prism::kernels::cpu

@@ -37,5 +37,6 @@ void register_copy(Registry& r) {
       .add<CopyArgs>("naive", VariantTag::naive, "strided odometer walk", &copy_naive<float>,
                      &copy_naive<double>, &copy_naive<int64_t>);
 }
+PRISM_CPU_KERNELS(20, register_copy);
 
 }  // namespace prism::kernels::cpu

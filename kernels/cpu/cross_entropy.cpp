@@ -138,5 +138,6 @@ void register_cross_entropy(Registry& r) {
           "naive", VariantTag::naive, "softmax, minus one-hot, times g / N: a pass each, double",
           &cross_entropy_backward_naive<float>, &cross_entropy_backward_naive<double>);
 }
+PRISM_CPU_KERNELS(170, register_cross_entropy);
 
 }  // namespace prism::kernels::cpu

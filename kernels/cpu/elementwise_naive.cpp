@@ -96,5 +96,6 @@ void register_elementwise_naive(Registry& r) {
   add_binary<GeluBackward>(r, "gelu_backward");
   add_binary<SiluBackward>(r, "silu_backward");
 }
+PRISM_CPU_KERNELS(10, register_elementwise_naive);
 
 }  // namespace prism::kernels::cpu

@@ -100,5 +100,6 @@ void register_index(Registry& r) {
       .add<IndexSelectArgs>("naive", VariantTag::naive, "row accumulation", &index_add_naive<float>,
                             &index_add_naive<double>);
 }
+PRISM_CPU_KERNELS(180, register_index);
 
 }  // namespace prism::kernels::cpu

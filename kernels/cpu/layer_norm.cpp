@@ -284,5 +284,6 @@ void register_layer_norm(Registry& r) {
           "naive", VariantTag::naive, "each gradient from its formula in turn, double sums",
           &layer_norm_backward_naive<float>, &layer_norm_backward_naive<double>);
 }
+PRISM_CPU_KERNELS(140, register_layer_norm);
 
 }  // namespace prism::kernels::cpu

@@ -72,5 +72,6 @@ void register_linear_gelu_fused(Registry& r) {
                            "256x256 output tiles: GEMM, bias and GELU while the tile is in L2",
                            &linear_gelu_fused<float>, &linear_gelu_fused<double>);
 }
+PRISM_CPU_KERNELS(280, register_linear_gelu_fused);
 
 }  // namespace prism::kernels::cpu

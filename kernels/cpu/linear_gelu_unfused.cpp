@@ -45,5 +45,6 @@ void register_linear_gelu_unfused(Registry& r) {
                            "GEMM, then a bias pass, then a GELU pass over the whole output",
                            &linear_gelu_unfused<float>, &linear_gelu_unfused<double>);
 }
+PRISM_CPU_KERNELS(270, register_linear_gelu_unfused);
 
 }  // namespace prism::kernels::cpu

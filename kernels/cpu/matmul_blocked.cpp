@@ -122,5 +122,6 @@ void register_matmul_blocked(Registry& r) {
                        "i,p,j loops over L2-sized tiles of B and L1-sized row segments of C",
                        &matmul_blocked<float>, &matmul_blocked<double>);
 }
+PRISM_CPU_KERNELS(90, register_matmul_blocked);
 
 }  // namespace prism::kernels::cpu

@@ -57,5 +57,6 @@ void register_matmul_eigen(Registry& r) {
       .add<MatmulArgs>("reference", VariantTag::reference, "Eigen GEMM on layout-typed maps",
                        &matmul_eigen<float>, &matmul_eigen<double>);
 }
+PRISM_CPU_KERNELS(70, register_matmul_eigen);
 
 }  // namespace prism::kernels::cpu

@@ -34,5 +34,6 @@ void register_matmul_naive(Registry& r) {
       .add<MatmulArgs>("naive", VariantTag::naive, "ijk triple loop", &matmul_naive<float>,
                        &matmul_naive<double>);
 }
+PRISM_CPU_KERNELS(60, register_matmul_naive);
 
 }  // namespace prism::kernels::cpu

@@ -330,5 +330,6 @@ void register_matmul_optimized(Registry& r) {
                        "packed panels, register-blocked SIMD microkernel, OpenMP over blocks of C",
                        &matmul_optimized<float>, &matmul_optimized<double>);
 }
+PRISM_CPU_KERNELS(100, register_matmul_optimized);
 
 }  // namespace prism::kernels::cpu

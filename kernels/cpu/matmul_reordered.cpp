@@ -81,5 +81,6 @@ void register_matmul_reordered(Registry& r) {
                        "i,p,j loop order: the inner loop streams rows of B and C",
                        &matmul_reordered<float>, &matmul_reordered<double>);
 }
+PRISM_CPU_KERNELS(80, register_matmul_reordered);
 
 }  // namespace prism::kernels::cpu

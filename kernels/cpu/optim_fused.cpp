@@ -123,5 +123,6 @@ void register_optim_fused(Registry& r) {
       .add<AdamArgs>("fused", VariantTag::fused, "one in-place loop over param, grad, m, v",
                      &adam_fused<float>, &adam_fused<double>);
 }
+PRISM_CPU_KERNELS(230, register_optim_fused);
 
 }  // namespace prism::kernels::cpu

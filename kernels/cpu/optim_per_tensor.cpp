@@ -113,5 +113,6 @@ void register_optim_per_tensor(Registry& r) {
                      "one pass per tensor op (10 with decay), a temporary for the denominator",
                      &adam_per_tensor<float>, &adam_per_tensor<double>);
 }
+PRISM_CPU_KERNELS(240, register_optim_per_tensor);
 
 }  // namespace prism::kernels::cpu

@@ -148,5 +148,6 @@ void register_pool_naive(Registry& r) {
       .add<Pool2dArgs>("naive", VariantTag::naive, "spread dy / count over each window",
                        &avg_pool2d_backward_naive<float>, &avg_pool2d_backward_naive<double>);
 }
+PRISM_CPU_KERNELS(210, register_pool_naive);
 
 }  // namespace prism::kernels::cpu

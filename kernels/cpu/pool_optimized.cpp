@@ -117,5 +117,6 @@ void register_pool_optimized(Registry& r) {
                        "windows that tile the input: no clipping, 2x2 unrolled",
                        &max_pool2d_optimized<float>, &max_pool2d_optimized<double>);
 }
+PRISM_CPU_KERNELS(220, register_pool_optimized);
 
 }  // namespace prism::kernels::cpu

@@ -16,8 +16,9 @@ using StridedMap = Eigen::Map<const RowMajor<T>, 0, Eigen::Stride<Eigen::Dynamic
 
 template <class T>
 StridedMap<T> view(const ReduceArgs<T>& a) {
-  return StridedMap<T>(a.x, a.outer, a.inner, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(
-                                                  a.outer_stride, a.inner_stride));
+  return StridedMap<T>(
+      a.x, a.outer, a.inner,
+      Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(a.outer_stride, a.inner_stride));
 }
 
 // Sums accumulate in double, as the naive kernel does: a float accumulator drifts (a row of
@@ -48,18 +49,19 @@ void max_eigen(const ReduceArgs<T>& a) {
 }  // namespace
 
 void register_reduce_eigen(Registry& r) {
-  r.op("sum", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
-                                           "Eigen rowwise().sum()", &sum_eigen<float>,
-                                           &sum_eigen<double>);
-  r.op("mean", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
-                                            "Eigen rowwise().mean()", &mean_eigen<float>,
-                                            &mean_eigen<double>);
-  r.op("max", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
-                                           "Eigen maxCoeff per row", &max_eigen<float>,
-                                           &max_eigen<double>);
-  r.op("argmax", Device::cpu).add<ReduceArgs>("reference", VariantTag::reference,
-                                              "Eigen maxCoeff per row", &max_eigen<float>,
-                                              &max_eigen<double>);
+  r.op("sum", Device::cpu)
+      .add<ReduceArgs>("reference", VariantTag::reference, "Eigen rowwise().sum()",
+                       &sum_eigen<float>, &sum_eigen<double>);
+  r.op("mean", Device::cpu)
+      .add<ReduceArgs>("reference", VariantTag::reference, "Eigen rowwise().mean()",
+                       &mean_eigen<float>, &mean_eigen<double>);
+  r.op("max", Device::cpu)
+      .add<ReduceArgs>("reference", VariantTag::reference, "Eigen maxCoeff per row",
+                       &max_eigen<float>, &max_eigen<double>);
+  r.op("argmax", Device::cpu)
+      .add<ReduceArgs>("reference", VariantTag::reference, "Eigen maxCoeff per row",
+                       &max_eigen<float>, &max_eigen<double>);
 }
+PRISM_CPU_KERNELS(40, register_reduce_eigen);
 
 }  // namespace prism::kernels::cpu

@@ -70,5 +70,6 @@ void register_reduce_naive(Registry& r) {
       .add<ReduceArgs>("naive", VariantTag::naive, "row loop", &max_naive<float>,
                        &max_naive<double>);
 }
+PRISM_CPU_KERNELS(30, register_reduce_naive);
 
 }  // namespace prism::kernels::cpu

@@ -81,5 +81,6 @@ void register_reduce_optimized(Registry& r) {
                        "32 double lanes per contiguous row; column sums vectorized across outputs",
                        &mean_optimized<float>, &mean_optimized<double>);
 }
+PRISM_CPU_KERNELS(50, register_reduce_optimized);
 
 }  // namespace prism::kernels::cpu

@@ -168,5 +168,6 @@ void register_rms_norm(Registry& r) {
                                 "each gradient from its formula in turn, double sums",
                                 &rms_norm_backward_naive<float>, &rms_norm_backward_naive<double>);
 }
+PRISM_CPU_KERNELS(150, register_rms_norm);
 
 }  // namespace prism::kernels::cpu

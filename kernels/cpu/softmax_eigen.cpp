@@ -28,8 +28,14 @@ void softmax_eigen_impl(const SoftmaxArgs<T>& a, bool log) {
   }
 }
 
-template <class T> void softmax_eigen(const SoftmaxArgs<T>& a) { softmax_eigen_impl(a, false); }
-template <class T> void log_softmax_eigen(const SoftmaxArgs<T>& a) { softmax_eigen_impl(a, true); }
+template <class T>
+void softmax_eigen(const SoftmaxArgs<T>& a) {
+  softmax_eigen_impl(a, false);
+}
+template <class T>
+void log_softmax_eigen(const SoftmaxArgs<T>& a) {
+  softmax_eigen_impl(a, true);
+}
 
 }  // namespace
 
@@ -41,5 +47,6 @@ void register_softmax_eigen(Registry& r) {
       .add<SoftmaxArgs>("reference", VariantTag::reference, "Eigen array expressions",
                         &log_softmax_eigen<float>, &log_softmax_eigen<double>);
 }
+PRISM_CPU_KERNELS(120, register_softmax_eigen);
 
 }  // namespace prism::kernels::cpu

@@ -86,5 +86,6 @@ void register_softmax_naive(Registry& r) {
                                 &log_softmax_backward_naive<float>,
                                 &log_softmax_backward_naive<double>);
 }
+PRISM_CPU_KERNELS(110, register_softmax_naive);
 
 }  // namespace prism::kernels::cpu

@@ -89,5 +89,6 @@ void register_softmax_online(Registry& r) {
                         "two passes per row: online max+sum, then write (vectorised exp)",
                         &log_softmax_online<float>, &log_softmax_online<double>);
 }
+PRISM_CPU_KERNELS(130, register_softmax_online);
 
 }  // namespace prism::kernels::cpu

@@ -180,5 +180,6 @@ void register_swiglu(Registry& r) {
                                "the composition's backward: silu, g*silu, g*up, silu': four passes",
                                &swiglu_backward_naive<float>, &swiglu_backward_naive<double>);
 }
+PRISM_CPU_KERNELS(160, register_swiglu);
 
 }  // namespace prism::kernels::cpu

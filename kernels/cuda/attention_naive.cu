@@ -251,5 +251,6 @@ void register_attention(Registry& r) {
                                   &attention_backward_flash<float>,
                                   &attention_backward_flash<double>);
 }
+PRISM_CUDA_KERNELS(180, register_attention);
 
 }  // namespace prism::kernels::cuda

@@ -214,5 +214,6 @@ void register_conv(Registry& r) {
                        &conv2d_backward_weight_im2col<float>,
                        &conv2d_backward_weight_im2col<double>);
 }
+PRISM_CUDA_KERNELS(150, register_conv);
 
 }  // namespace prism::kernels::cuda

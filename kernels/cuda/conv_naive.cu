@@ -124,5 +124,6 @@ void register_conv_naive(Registry& r) {
                        "one thread per dw element sums dy x over every image and position",
                        &conv2d_backward_weight_naive<float>, &conv2d_backward_weight_naive<double>);
 }
+PRISM_CUDA_KERNELS(160, register_conv_naive);
 
 }  // namespace prism::kernels::cuda

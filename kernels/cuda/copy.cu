@@ -59,5 +59,6 @@ void register_copy(Registry& r) {
                      "one thread per element, strided source and destination", &copy_naive<float>,
                      &copy_naive<double>, &copy_naive<int64_t>);
 }
+PRISM_CUDA_KERNELS(20, register_copy);
 
 }  // namespace prism::kernels::cuda

@@ -240,5 +240,6 @@ void register_cross_entropy(Registry& r) {
           "naive", VariantTag::naive, "one thread per logit: softmax minus one-hot, in double",
           &cross_entropy_backward_naive<float>, &cross_entropy_backward_naive<double>);
 }
+PRISM_CUDA_KERNELS(80, register_cross_entropy);
 
 }  // namespace prism::kernels::cuda

@@ -141,5 +141,6 @@ void register_elementwise(Registry& r) {
   add_binary<GeluBackward>(r, "gelu_backward");
   add_binary<SiluBackward>(r, "silu_backward");
 }
+PRISM_CUDA_KERNELS(10, register_elementwise);
 
 }  // namespace prism::kernels::cuda

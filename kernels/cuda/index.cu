@@ -259,5 +259,6 @@ void register_index(Registry& r) {
                             "one thread per (outer, inner) column, rows in order (no atomics)",
                             &index_add_naive<float>, &index_add_naive<double>);
 }
+PRISM_CUDA_KERNELS(90, register_index);
 
 }  // namespace prism::kernels::cuda

@@ -1,33 +1,23 @@
-// Every built-in CUDA kernel file registers its variants through one of these functions;
-// register_cuda_kernels (kernels/cuda/builtin_cuda.cpp) calls them all and sets the defaults.
-// Registering touches no GPU: kernels only run when a CUDA tensor reaches them.
+// What every built-in CUDA kernel file includes: the argument structs, the registry, and
+// PRISM_CUDA_KERNELS, with which the file registers itself (kernels/kernel_files.h). The list is
+// filled when the backend module is opened and run by register_cuda_kernels, which the loader
+// calls only after it has checked the module: a stale module registers nothing. Registering
+// touches no GPU: kernels only run when a CUDA tensor reaches them.
 #pragma once
 
 #include "kernels/args.h"
+#include "kernels/kernel_files.h"
 #include "kernels/registry.h"
 
-namespace prism::kernels::cuda {
+namespace prism::kernels {
 
-void register_cuda_kernels(Registry& r);  // all of the below, then each op's default
+KernelFiles& cuda_kernel_files();  // kernels/cuda/builtin_cuda.cpp
 
-void register_elementwise(Registry& r);  // unary, binary (broadcasting), their backward
-void register_copy(Registry& r);         // strided copy (contiguous(), concat, views)
-void register_reduce(Registry& r);       // sum, mean, max, argmax
-void register_softmax(Registry& r);      // naive (three passes) and online; backward
-void register_layer_norm(Registry& r);
-void register_rms_norm(Registry& r);  // naive and fused, forward and backward
-void register_swiglu(Registry& r);    // naive and fused, forward and backward
-void register_cross_entropy(Registry& r);
-void register_index(Registry& r);  // gather, index_select and their backward
-void register_optim(Registry& r);  // sgd, adam
-void register_matmul_naive(Registry& r);
-void register_matmul_tiled(Registry& r);
-void register_matmul_optimized(Registry& r);
-void register_matmul_cublas(Registry& r);
-void register_conv(Registry& r);        // im2col + matmul, forward and backward
-void register_conv_naive(Registry& r);  // one thread per output element, the three ops
-void register_pool(Registry& r);
-void register_attention(Registry& r);  // naive and flash, forward and backward
-void register_linear_gelu(Registry& r);
+namespace cuda {
+void register_cuda_kernels(Registry& r);  // every recorded file, in order, then the defaults
+}  // namespace cuda
 
-}  // namespace prism::kernels::cuda
+}  // namespace prism::kernels
+
+#define PRISM_CUDA_KERNELS(order, fn) \
+  PRISM_KERNEL_FILE(::prism::kernels::cuda_kernel_files(), order, fn)

@@ -367,5 +367,6 @@ void register_layer_norm(Registry& r) {
           "naive", VariantTag::naive, "dx a thread per row, dweight and dbias a thread per column",
           &layer_norm_backward_naive<float>, &layer_norm_backward_naive<double>);
 }
+PRISM_CUDA_KERNELS(50, register_layer_norm);
 
 }  // namespace prism::kernels::cuda

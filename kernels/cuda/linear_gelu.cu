@@ -102,5 +102,6 @@ void register_linear_gelu(Registry& r) {
                            "register-blocked GEMM tile with bias + GELU in its epilogue",
                            &linear_gelu_fused<float>, &linear_gelu_fused<double>);
 }
+PRISM_CUDA_KERNELS(190, register_linear_gelu);
 
 }  // namespace prism::kernels::cuda

@@ -28,5 +28,6 @@ void register_matmul_cublas(Registry& r) {
                        "cuBLAS strided-batched GEMM (C^T = B^T A^T), transposes read in place",
                        &matmul_cublas<float>, &matmul_cublas<double>);
 }
+PRISM_CUDA_KERNELS(140, register_matmul_cublas);
 
 }  // namespace prism::kernels::cuda

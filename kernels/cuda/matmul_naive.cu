@@ -44,5 +44,6 @@ void register_matmul_naive(Registry& r) {
       .add<MatmulArgs>("naive", VariantTag::naive, "one thread per output element, k loop",
                        &matmul_naive<float>, &matmul_naive<double>);
 }
+PRISM_CUDA_KERNELS(110, register_matmul_naive);
 
 }  // namespace prism::kernels::cuda

@@ -31,5 +31,6 @@ void register_matmul_optimized(Registry& r) {
                        "128x128x8 smem tiles, 8x8 register micro-tile per thread, float4 loads",
                        &matmul_optimized<float>, &matmul_optimized<double>);
 }
+PRISM_CUDA_KERNELS(130, register_matmul_optimized);
 
 }  // namespace prism::kernels::cuda

@@ -71,5 +71,6 @@ void register_matmul_tiled(Registry& r) {
                        "32x32 shared-memory tiles of A and B, one output per thread",
                        &matmul_tiled<float>, &matmul_tiled<double>);
 }
+PRISM_CUDA_KERNELS(120, register_matmul_tiled);
 
 }  // namespace prism::kernels::cuda

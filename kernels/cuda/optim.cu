@@ -338,5 +338,6 @@ void register_optim(Registry& r) {
                      "one kernel per tensor op (10 with decay), a temporary for the denominator",
                      &adam_per_tensor<float>, &adam_per_tensor<double>);
 }
+PRISM_CUDA_KERNELS(100, register_optim);
 
 }  // namespace prism::kernels::cuda

@@ -164,5 +164,6 @@ void register_pool(Registry& r) {
                        "one thread per dx element gathers dy / count of its windows",
                        &avg_pool2d_backward<float>, &avg_pool2d_backward<double>);
 }
+PRISM_CUDA_KERNELS(170, register_pool);
 
 }  // namespace prism::kernels::cuda

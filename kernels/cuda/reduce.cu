@@ -359,5 +359,6 @@ void register_reduce(Registry& r) {
                          &max_optimized<double>);
   }
 }
+PRISM_CUDA_KERNELS(30, register_reduce);
 
 }  // namespace prism::kernels::cuda

@@ -177,5 +177,6 @@ void register_rms_norm(Registry& r) {
                                 "dx a thread per row, dweight a thread per column",
                                 &rms_norm_backward_naive<float>, &rms_norm_backward_naive<double>);
 }
+PRISM_CUDA_KERNELS(60, register_rms_norm);
 
 }  // namespace prism::kernels::cuda

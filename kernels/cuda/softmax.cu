@@ -177,5 +177,6 @@ void register_softmax(Registry& r) {
       .add<SoftmaxBackwardArgs>("naive", VariantTag::naive, "sum, then one pass; a group per row",
                                 &softmax_backward<float, true>, &softmax_backward<double, true>);
 }
+PRISM_CUDA_KERNELS(40, register_softmax);
 
 }  // namespace prism::kernels::cuda

@@ -178,5 +178,6 @@ void register_swiglu(Registry& r) {
                                "the composition's backward: four launches",
                                &swiglu_backward_naive<float>, &swiglu_backward_naive<double>);
 }
+PRISM_CUDA_KERNELS(70, register_swiglu);
 
 }  // namespace prism::kernels::cuda
