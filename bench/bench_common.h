@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "profiler/cost.h"
+
 namespace prism::bench {
 
 // Applied to every benchmark (->Apply(prism::bench::configure)):
@@ -23,6 +25,14 @@ inline void configure(benchmark::internal::Benchmark* b) {
       "max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); });
   const char* wall = std::getenv("PRISM_BENCH_WALL_TIME");
   if (wall && wall[0] != '\0' && wall[0] != '0') b->UseRealTime();
+}
+
+// FLOPs and bytes of one call as rates (Google Benchmark prints them per second: GFLOP/s, GB/s).
+inline void report_cost(benchmark::State& state, const profiler::Cost& cost) {
+  state.counters["FLOPs"] = benchmark::Counter(static_cast<double>(cost.flops),
+                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bytes"] = benchmark::Counter(static_cast<double>(cost.bytes),
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace prism::bench

@@ -1,6 +1,6 @@
 // Helpers shared by the benchmark programs that go through the tensor front end
-// (kernels_bench, fused_bench, attention_bench): cost counters, which variant really ran, and
-// how far a result is from the reference.
+// (kernels_bench, fused_bench, attention_bench): which variant really ran, and how far a result
+// is from the reference (the cost counters are in bench_common.h).
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -11,20 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_common.h"
 #include "profiler/cost.h"
 #include "profiler/session.h"
 #include "tensor/ops.h"
 #include "tensor/tensor.h"
 
 namespace prism::bench {
-
-// FLOPs and bytes of one call as rates (Google Benchmark prints them per second: GFLOP/s, GB/s).
-inline void report_cost(benchmark::State& state, const profiler::Cost& cost) {
-  state.counters["FLOPs"] = benchmark::Counter(static_cast<double>(cost.flops),
-                                               benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["bytes"] = benchmark::Counter(static_cast<double>(cost.bytes),
-                                               benchmark::Counter::kIsIterationInvariantRate);
-}
 
 // The records of one profiled call of fn.
 inline std::vector<profiler::OpRecord> records_of(const std::function<void()>& fn) {

@@ -6,7 +6,8 @@
 #   profiler <- kernels <- kernels/opinfo <- kernels/lab
 #                  ^
 #                tensor <- nn <- analysis <- cli
-#   exercises (the learners' kernels and their checker) sit on kernels, kernels/opinfo and tensor.
+#   exercises (the learners' kernels and their checker) sit on kernels, kernels/opinfo,
+#   kernels/lab (the checker times with the lab) and tensor.
 set(_prism_layers
   "profiler:profiler"
   "kernels:profiler,kernels"
@@ -16,7 +17,7 @@ set(_prism_layers
   "nn:profiler,tensor,nn"
   "analysis:profiler,kernels,tensor,nn,analysis"
   "cli:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,cli"
-  "exercises:profiler,kernels,kernels/opinfo,tensor,exercises")
+  "exercises:profiler,kernels,kernels/opinfo,kernels/lab,tensor,exercises")
 set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises bench tests modules)
 
 function(_prism_include_layer path out)  # "kernels/lab/x.h" -> kernels/lab; "kernels/x.h" -> kernels

@@ -1,9 +1,33 @@
 // Kernel argument structs: what every kernel sees (pointers, sizes, strides; never a Tensor).
 //
-// Strides are in elements, not bytes. Outputs are always freshly allocated and contiguous,
-// except where a struct says otherwise. The tensor layer fills these structs after checking
-// shapes, so a kernel may trust them; it only checks values it alone can see (an index out of
-// range in gather).
+// Words, the same in every struct. Sizes and strides count elements, never bytes. A 2-D view is
+// `rows` x `cols`, element (i, j) at x[i * row_stride + j * col_stride] (reductions, softmax,
+// the norms, cross-entropy: every row-wise op). Where several operands are strided, each
+// stride carries its operand's name: X_rs, X_cs and X_bs are operand X's row, column and batch
+// strides (matmul's a_rs, swiglu's gate_cs, linear_gelu's w_rs), and an n-d walk is a `shape`
+// with one stride array per operand (copy's src_stride, attention's q_stride). A split around
+// one dim is [outer, n, inner] (index_select). The structs are plain aggregates, filled by name
+// (field by field, or with designated initialisers {.x = ..., .rows = ...}), so a kernel's
+// whole input reads in one place and no constructor's argument order can be mixed up.
+//
+// The contract, the same for every struct below and for a learner's kernel:
+//   - Trust the struct. The tensor layer has checked shapes, dtypes and devices and filled the
+//     struct; a kernel checks only what it alone can see (an index out of range in gather).
+//   - Outputs are fresh and contiguous unless a struct says otherwise, and the kernel writes
+//     every element of them (the lab and the tests poison outputs with NaN to check). They
+//     alias no input. The exceptions are named where they occur: the optimizer updates read
+//     and write param and its state in place (the front end refuses two of them sharing
+//     memory), and scatter_add and index_add add into an output the front end has zeroed.
+//   - Empty input. Elementwise, copy, gather / index and optimizer kernels may be called with
+//     zero elements and must then do nothing (a loop that runs zero times; a CUDA kernel
+//     returns before launching, since a grid of zero blocks is an error). Every other op
+//     settles its empty cases before any kernel runs: matmul with k = 0 gets C = 0 from the
+//     front end; a reduction over zero columns never reaches a kernel (sum gives 0, mean, max
+//     and argmax refuse); softmax, the norms, conv2d, pooling and attention with no elements
+//     return first. So a row, a dot product or a window that reaches one of these kernels is
+//     never empty.
+//   - Threads. A CPU kernel may use OpenMP (the caller has set the thread count); a CUDA kernel
+//     queues its work on prism's one stream and returns without waiting.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +44,7 @@ struct Layout {
   int64_t stride[kMaxDims] = {};
 };
 
-// out[i] = f(x[i]) over `layout`; `alpha` is the op's scalar parameter where it has one.
+// out[i] = f(x[i]) over `layout` (the op names f: relu, exp, gelu, ...).
 template <class T>
 struct UnaryArgs {
   const T* x;
@@ -42,14 +66,14 @@ struct BinaryArgs {
   int64_t numel;
 };
 
-// Reduction of each row of a 2-D strided view [outer, inner] to one value.
+// Reduction of each row of a 2-D strided view [rows, cols] to one value.
 template <class T>
 struct ReduceArgs {
   const T* x;
-  int64_t outer, inner;
-  int64_t outer_stride, inner_stride;
-  T* out;          // [outer], contiguous; may be null for argmax
-  int64_t* index;  // [outer] position of the max (max, argmax); null otherwise
+  int64_t rows, cols;
+  int64_t row_stride, col_stride;
+  T* out;          // [rows], contiguous; may be null for argmax
+  int64_t* index;  // [rows] position of the max (max, argmax); null otherwise
 };
 
 // C[b] = A[b] @ B[b] for b < batch; A is m x k, B is k x n, each with its own strides, so
@@ -168,8 +192,8 @@ struct SwiGluArgs {
   const T* up;
   T* out;
   int64_t rows, cols;
-  int64_t gate_row_stride, gate_col_stride;
-  int64_t up_row_stride, up_col_stride;
+  int64_t gate_rs, gate_cs;
+  int64_t up_rs, up_cs;
 };
 
 // Its gradient, one kernel for both inputs: from g = dloss/dout (contiguous [rows, cols]) and
@@ -186,8 +210,8 @@ struct SwiGluBackwardArgs {
   T* dgate;
   T* dup;
   int64_t rows, cols;
-  int64_t gate_row_stride, gate_col_stride;  // g, dgate and dup are contiguous
-  int64_t up_row_stride, up_col_stride;
+  int64_t gate_rs, gate_cs;  // g, dgate and dup are contiguous
+  int64_t up_rs, up_cs;
 };
 
 // Cross-entropy of logits [rows, cols] (a strided view) against int64 class indices

@@ -2,9 +2,7 @@
 
 #include <fmt/core.h>
 
-#include <time.h>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +15,9 @@
 #endif
 
 #include "exercises/checker/compare.h"
+#include "kernels/lab/lab.h"
 #include "kernels/registry.h"
+#include "profiler/statistics.h"
 #include "tensor/random.h"
 
 namespace prism::exercises {
@@ -28,17 +28,17 @@ struct Options {
   bool timing = true;
   uint64_t seed = 1;
   int threads = 1;
-  int runs = 0;  // timed calls per variant; 0: 5, or 3 with --quick
+  int runs = 0;  // timed samples per variant; 0: 9, or 3 with --quick
   bool help = false;
 };
 
 constexpr const char* kUsage =
     "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N]\n"
-    "  --quick       time small sizes, 3 calls each (what the test suite runs)\n"
+    "  --quick       time small sizes, 3 short samples each (what the test suite runs)\n"
     "  --no-timing   check only\n"
     "  --seed N      other random inputs (default 1; the same seed gives the same inputs)\n"
     "  --threads N   OpenMP threads for every variant while timing (default 1)\n"
-    "  --runs N      timed calls per variant, 1 to 1000 (default 5; 3 with --quick)\n";
+    "  --runs N      timed samples per variant, 1 to 1000 (default 9; 3 with --quick)\n";
 
 std::optional<long> parse_number(const char* text, long low, long high) {
   char* end = nullptr;
@@ -239,77 +239,60 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
 
 // ---- timing -----------------------------------------------------------------------------
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Milliseconds on this thread's CPU clock: with one thread the op runs on this thread, and on a
-// shared machine this clock does not count the time another process had the core.
-double thread_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
-double wall_ms() {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-struct Timing {
-  double ms = 0;  // the median
-  int runs = 0;
-};
-
-// The median of up to `runs` calls, after one untimed warm-up call; a slow variant gets fewer
-// calls (at least one), so that the naive loops on a large case do not take minutes.
-Timing time_variant(const Exercise& ex, const std::string& variant, const Case& c, int runs,
-                    bool cpu_clock) {
-  constexpr double kBudgetMs = 3000;
-  double (*clock)() = cpu_clock ? thread_cpu_ms : wall_ms;
-  kernels::Use use(ex.op, variant);
-  double t0 = clock();
-  ex.call(c);
-  const double first = clock() - t0;
-  const int n = std::clamp(static_cast<int>(kBudgetMs / std::max(first, 1e-3)), 1, runs);
-  std::vector<double> ms;
-  for (int i = 0; i < n; ++i) {
-    t0 = clock();
-    Tensor out = ex.call(c);
-    ms.push_back(clock() - t0);
-  }
-  return {median(ms), n};
-}
-
+// Times the learner's kernel beside the op's built-in float32 variants with the kernel lab, on
+// the op's own description (kernels/opinfo/): the lab validates every variant again on the op's
+// odd sizes, then takes `repetitions` samples of each on the wall clock (a sample: calls back to
+// back for at least `min_sample_ms`) and reports the median time per call with a 95% bootstrap
+// interval. The kernel alone is timed, on raw buffers: no output allocation, no front end.
 void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
-  const int runs = o.runs > 0 ? o.runs : o.quick ? 3 : 5;
-  const bool cpu_clock = o.threads == 1;
-  fmt::print(
-      "\ntiming, informational only: {} thread{}, the whole op (output allocation "
-      "included), median of {} calls by the {}:\n",
-      o.threads, o.threads == 1 ? "" : "s", runs, cpu_clock ? "thread's CPU clock" : "wall clock");
-  std::vector<std::string> variants = {user.name};
+  lab::LabOptions lo;
+  lo.op = ex.op;
+  lo.sizes = o.quick ? ex.quick_timing_sizes : ex.timing_sizes;
+  lo.variants = {user.name};
   for (const auto& e : kernels::registry().at(ex.op, Device::cpu).entries()) {
-    if (e.tag != kernels::VariantTag::user && e.has(DType::f32)) variants.push_back(e.name);
+    if (e.tag != kernels::VariantTag::user && e.has(DType::f32)) lo.variants.push_back(e.name);
   }
+  lo.threads = o.threads;
+  lo.repetitions = o.runs > 0 ? o.runs : o.quick ? 3 : 9;
+  lo.min_sample_ms = o.quick ? 2 : 20;
+  lo.max_variant_s = o.quick ? 2 : 10;
+  lo.seed = o.seed;
+  fmt::print(
+      "\ntiming, informational only (the kernel lab: prism lab {} --sizes ...): {} thread{}, the "
+      "kernel alone on raw buffers, median of {} samples of at least {} ms each, with its 95% "
+      "interval:\n",
+      ex.op, lo.threads, lo.threads == 1 ? "" : "s", lo.repetitions, lo.min_sample_ms);
+  // Fewer samples than the lab calls stable (--quick): say so once instead of on every row.
+  const bool few = lo.repetitions < static_cast<int>(profiler::stats::kMinStableSamples);
+  if (few) fmt::print("  (too few samples for stable figures: run without --quick to compare)\n");
+  const lab::LabResult r = lab::run_lab(lo);
   size_t width = 7;  // "variant"
-  for (const std::string& v : variants) width = std::max(width, v.size());
-  for (const Case& c : ex.timing_cases(o.quick)) {
-    const profiler::Cost cost = ex.cost(c);
-    fmt::print("  {}: {:.1f} MFLOP, {:.1f} MB\n", c.label, cost.flops / 1e6, cost.bytes / 1e6);
-    fmt::print("    {:<{}} {:>10} {:>9} {:>8} {:>11}\n", "variant", width, "ms", "GFLOP/s", "GB/s",
-               "time/yours");
-    double mine = 0;
-    for (const std::string& v : variants) {
-      const Timing t = time_variant(ex, v, c, runs, cpu_clock);
-      if (v == user.name) mine = t.ms;
-      fmt::print(
-          "    {:<{}} {:>10.3f} {:>9.2f} {:>8.2f} {:>10.2f}x{}\n", v, width, t.ms,
-          cost.flops / (t.ms * 1e6), cost.bytes / (t.ms * 1e6), t.ms / mine,
-          t.runs < runs ? fmt::format("  ({} call{}: slow)", t.runs, t.runs == 1 ? "" : "s") : "");
+  for (const std::string& v : lo.variants) width = std::max(width, v.size());
+  for (const std::string& size : lo.sizes) {
+    std::vector<const lab::TimingRow*> rows;
+    const lab::TimingRow* mine = nullptr;
+    for (const lab::TimingRow& row : r.rows) {
+      if (row.size != size) continue;
+      rows.push_back(&row);
+      if (row.variant == user.name) mine = &row;
+    }
+    if (rows.empty()) continue;
+    fmt::print("  size {}: {:.1f} MFLOP, {:.1f} MB\n", size, rows[0]->flops / 1e6,
+               rows[0]->bytes / 1e6);
+    fmt::print("    {:<{}} {:>10} {:>21} {:>9} {:>8} {:>11}\n", "variant", width, "us",
+               "95% interval", "GFLOP/s", "GB/s", "time/yours");
+    for (const lab::TimingRow* row : rows) {
+      if (!row->timed) {
+        fmt::print("    {:<{}} {}\n", row->variant, width, row->note);
+        continue;
+      }
+      const std::string ratio =
+          mine && mine->timed ? fmt::format("{:.2f}x", row->median_ns / mine->median_ns) : "-";
+      fmt::print("    {:<{}} {:>10.2f} {:>21} {:>9.2f} {:>8.2f} {:>11}{}\n", row->variant, width,
+                 row->median_ns / 1e3,
+                 fmt::format("[{:.2f}, {:.2f}]", row->ci_low_ns / 1e3, row->ci_high_ns / 1e3),
+                 row->gflops, row->gbs, ratio,
+                 row->unstable && !few ? "  (unstable: more --runs or a quieter machine)" : "");
     }
   }
 }

@@ -7,8 +7,9 @@
 //      read before written), then as the plain user variant, and compares the plain result
 //      with the op's "reference" variant ("naive" where the op has no reference), compare.h;
 //   3. prints one line per case and, for the first failure, a hint;
-//   4. if every case passed, times the user's kernel against the op's built-in variants
-//      (informational: never a pass or a fail).
+//   4. if every case passed, times the user's kernel against the op's built-in variants with
+//      the kernel lab (kernels/lab/lab.h: on the op's own description, validated first, timed
+//      interleaved, medians with intervals); informational, never a pass or a fail.
 // Exit code: 0 every case passed, 1 a case failed, 2 the program could not check (no user
 // kernel registered, a bad flag).
 #pragma once
@@ -18,7 +19,6 @@
 #include <vector>
 
 #include "exercises/checker/guard.h"
-#include "profiler/cost.h"
 #include "tensor/tensor.h"
 
 namespace prism::exercises {
@@ -45,10 +45,10 @@ struct Exercise {
   std::function<Tensor(const Case&)> call;
   // The cases to check, made fresh (from the seeded generator) on each call.
   std::function<std::vector<Case>()> cases;
-  // Cases to time (quick: small enough for the test suite).
-  std::function<std::vector<Case>(bool quick)> timing_cases;
-  // The cost of one call (docs/COSTS.md), for GFLOP/s and GB/s in the timing table.
-  std::function<profiler::Cost(const Case&)> cost;
+  // Sizes to time, in the lab's syntax for the op (its OpInfo, kernels/opinfo/: `prism lab OP
+  // --list`): small ones with --quick (the test suite), larger ones otherwise.
+  std::vector<std::string> quick_timing_sizes;
+  std::vector<std::string> timing_sizes;
 };
 
 // Every exercise, in course order (exercises.cpp).

@@ -11,7 +11,6 @@
 #include <limits>
 
 #include "exercises/checker/checker.h"
-#include "kernels/costs.h"
 #include "tensor/ops.h"
 
 namespace prism::exercises {
@@ -22,9 +21,6 @@ using kernels::MatmulArgs;
 using kernels::ReduceArgs;
 using kernels::SoftmaxArgs;
 using kernels::UnaryArgs;
-using profiler::Cost;
-
-constexpr int64_t kF32 = 4;  // bytes per element
 
 const char* const kStridesHint =
     "the input is a view, so its elements are not at x[0], x[1], ...: read each one at the "
@@ -63,12 +59,12 @@ std::vector<Case> relu_cases() {
 std::vector<Case> sum_cases() {
   const std::string rows_hint =
       std::string(kStridesHint) +
-      " In ReduceArgs, element i of row o is x[o * outer_stride + i * inner_stride].";
+      " In ReduceArgs, element i of row o is x[o * row_stride + i * col_stride].";
   return {
       {"[1], all dims", {randn({1})}, {}, ""},
       {"[7], all dims", {randn({7})}, {}, ""},
       {"[5,13] over dim 1", {randn({5, 13})}, {1}, ""},
-      {"[13,5] over dim 0 (inner_stride 5)", {randn({13, 5})}, {0}, rows_hint},
+      {"[13,5] over dim 0 (col_stride 5)", {randn({13, 5})}, {0}, rows_hint},
       {"[9,17] transposed, over dim 1", {randn({17, 9}).t()}, {1}, rows_hint},
       {"[10,10] every 3rd column, over dim 1",
        {randn({10, 30}).slice(1, 0, 30, 3)},
@@ -124,12 +120,6 @@ std::vector<Case> matmul_cases() {
       {"[257,129] @ [129,263]", {randn({257, 129}), randn({129, 263})}, {}, edge_hint},
       {"[31,520] @ [520,33] (long k)", {randn({31, 520}), randn({520, 33})}, {}, edge_hint},
   };
-}
-
-std::vector<Case> square_matmul(int64_t n) {
-  const std::string s = std::to_string(n);
-  return {
-      {"[" + s + "," + s + "] @ [" + s + "," + s + "]", {randn({n, n}), randn({n, n})}, {}, ""}};
 }
 
 // ---- 05 softmax ---------------------------------------------------------------------------
@@ -224,53 +214,24 @@ std::vector<Exercise> make_exercises() {
       &Guard<UnaryArgs>::arm,
       [](const Case& c) { return relu(c.inputs[0]); },
       relu_cases,
-      [](bool quick) {
-        const int64_t n = quick ? int64_t{1} << 18 : int64_t{1} << 22;
-        const int64_t t = quick ? 512 : 2048;
-        const std::string ts = std::to_string(t);
-        return std::vector<Case>{
-            {"[" + std::to_string(n) + "] contiguous", {randn({n})}, {}, ""},
-            {"[" + ts + "," + ts + "] transposed view", {randn({t, t}).t()}, {}, ""},
-        };
-      },
-      [](const Case& c) {
-        const Tensor& x = c.inputs[0];
-        return costs::elementwise(x.shape(), 1, x.numel() * kF32, kF32);
-      },
+      {"262144", "512x512:t"},
+      {"4194304", "2048x2048:t"},
   });
 
   v.push_back({
       "02_sum_rows",
       "exercises/02_sum_rows/sum_rows.cpp",
       "sum",
-      "the sum of each row of a strided [outer, inner] view (ReduceArgs)",
+      "the sum of each row of a strided [rows, cols] view (ReduceArgs)",
       1e-5,
       "the reference sums in double; a float32 sum done well (pairwise) is within a few 1e-7",
       &Guard<ReduceArgs>::arm,
       [](const Case& c) { return sum(c.inputs[0], c.ints); },
       sum_cases,
-      [](bool quick) {
-        const int64_t r = quick ? 1024 : 4096, k = quick ? 256 : 1024;
-        const std::string rs = std::to_string(r), ks = std::to_string(k);
-        return std::vector<Case>{
-            {"[" + rs + "," + ks + "] over dim 1 (contiguous rows)", {randn({r, k})}, {1}, ""},
-            {"[" + ks + "," + rs + "] over dim 0 (inner_stride " + rs + ")",
-             {randn({k, r})},
-             {0},
-             ""},
-        };
-      },
-      [](const Case& c) {
-        const Tensor& x = c.inputs[0];
-        int64_t reduced = c.ints.empty() ? x.numel() : 1;  // no dims: all of them
-        for (int d : c.ints) reduced *= x.size(d);
-        return costs::reduce(x.numel(), x.numel() / reduced, kF32, kF32);
-      },
+      {"1024x256", "1024x256:t"},  // rows contiguous, then read through a transpose
+      {"4096x1024", "4096x1024:t"},
   });
 
-  auto matmul_cost = [](const Case& c) {
-    return costs::matmul(c.inputs[0].shape(), c.inputs[1].shape(), kF32);
-  };
   const char* const matmul_tol_why =
       "float32 sums of k products in another order differ by about 1e-6 of the largest entry; an "
       "indexing mistake is off by O(1)";
@@ -284,8 +245,8 @@ std::vector<Exercise> make_exercises() {
       &Guard<MatmulArgs>::arm,
       [](const Case& c) { return matmul(c.inputs[0], c.inputs[1]); },
       matmul_cases,
-      [](bool quick) { return square_matmul(quick ? 128 : 512); },
-      matmul_cost,
+      {"128"},
+      {"512"},
   });
   v.push_back({
       "04_matmul_tiled",
@@ -297,8 +258,8 @@ std::vector<Exercise> make_exercises() {
       &Guard<MatmulArgs>::arm,
       [](const Case& c) { return matmul(c.inputs[0], c.inputs[1]); },
       matmul_cases,
-      [](bool quick) { return square_matmul(quick ? 128 : 512); },
-      matmul_cost,
+      {"128"},
+      {"512"},
   });
 
   v.push_back({
@@ -311,12 +272,8 @@ std::vector<Exercise> make_exercises() {
       &Guard<SoftmaxArgs>::arm,
       [](const Case& c) { return softmax(c.inputs[0], c.ints[0]); },
       softmax_cases,
-      [](bool quick) {
-        std::vector<Case> t = {{"[256,1024] over dim 1", {randn({256, 1024})}, {1}, ""}};
-        if (!quick) t.push_back({"[2048,4096] over dim 1", {randn({2048, 4096})}, {1}, ""});
-        return t;
-      },
-      [](const Case& c) { return costs::softmax(c.inputs[0].numel(), kF32); },
+      {"256x1024"},
+      {"256x1024", "2048x4096"},
   });
 
   v.push_back({
@@ -332,16 +289,8 @@ std::vector<Exercise> make_exercises() {
         return conv2d(c.inputs[0], c.inputs[1], c.inputs[2], c.ints[0], c.ints[1]);
       },
       conv_cases,
-      [](bool quick) {
-        const int64_t n = quick ? 8 : 64;
-        return std::vector<Case>{
-            conv_case("LeNet conv2: x [" + std::to_string(n) + ",16,13,13] w [32,16,3,3]",
-                      {n, 16, 13, 13}, {32, 16, 3, 3}, true, 1, 0, "")};
-      },
-      [](const Case& c) {
-        return costs::conv2d(c.inputs[0].shape(), c.inputs[1].shape(), c.inputs[2].defined(),
-                             c.ints[0], c.ints[1], kF32);
-      },
+      {"8x16x13x13x32x3:s1p0"},  // LeNet's second layer: x [N,16,13,13], w [32,16,3,3]
+      {"64x16x13x13x32x3:s1p0"},
   });
   return v;
 }

@@ -8,7 +8,7 @@ std::vector<BufferSlot> written_buffers(kernels::UnaryArgs<float>& a) {
 
 std::vector<BufferSlot> written_buffers(kernels::ReduceArgs<float>& a) {
   if (!a.out) return {};
-  return {{&a.out, a.outer, "out", true}};
+  return {{&a.out, a.rows, "out", true}};
 }
 
 std::vector<BufferSlot> written_buffers(kernels::MatmulArgs<float>& a) {

@@ -1,7 +1,7 @@
 // Reductions, reference variant: Eigen's rowwise reductions over a strided Map.
 //
 // The yardstick the naive kernels are checked against, and a taste of what a vectorised
-// library does with the same [outer, inner] view.
+// library does with the same [rows, cols] view.
 #include <Eigen/Core>
 
 #include "kernels/cpu/kernel_list.h"
@@ -16,29 +16,28 @@ using StridedMap = Eigen::Map<const RowMajor<T>, 0, Eigen::Stride<Eigen::Dynamic
 
 template <class T>
 StridedMap<T> view(const ReduceArgs<T>& a) {
-  return StridedMap<T>(
-      a.x, a.outer, a.inner,
-      Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(a.outer_stride, a.inner_stride));
+  return StridedMap<T>(a.x, a.rows, a.cols,
+                       Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(a.row_stride, a.col_stride));
 }
 
 // Sums accumulate in double, as the naive kernel does: a float accumulator drifts (a row of
 // 100003 x 0.1f summed in float is off by 1.4e-4 relative; tests/tensor/ops_reduce_test.cpp).
 template <class T>
 void sum_eigen(const ReduceArgs<T>& a) {
-  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>> out(a.out, a.outer);
+  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>> out(a.out, a.rows);
   out = view(a).template cast<double>().rowwise().sum().template cast<T>();
 }
 
 template <class T>
 void mean_eigen(const ReduceArgs<T>& a) {
-  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>> out(a.out, a.outer);
+  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>> out(a.out, a.rows);
   out = view(a).template cast<double>().rowwise().mean().template cast<T>();
 }
 
 template <class T>
 void max_eigen(const ReduceArgs<T>& a) {
   auto m = view(a);
-  for (int64_t o = 0; o < a.outer; ++o) {
+  for (int64_t o = 0; o < a.rows; ++o) {
     Eigen::Index at = 0;
     T best = m.row(o).maxCoeff(&at);
     if (a.out) a.out[o] = best;

@@ -6,18 +6,18 @@
 // vectorize either (docs/PERFORMANCE.md, "Open issues"). A convolution's bias gradient
 // (sum of dy over N, H, W) was ~9 % of a LeNet training step.
 //
-// How. Three layouts, chosen per call from the strides of the [outer, inner] view:
-//   rows contiguous (inner_stride 1):  kLanes independent double accumulators per row, which
+// How. Three layouts, chosen per call from the strides of the [rows, cols] view:
+//   rows contiguous (col_stride 1):  kLanes independent double accumulators per row, which
 //     the compiler keeps in four zmm registers (8 doubles each), converting 8 floats at a
 //     time; the lanes are added pairwise at the end;
-//   reduce down columns (outer_stride 1, e.g. sum over dim 0 of [N, C]): sweep the inner index
+//   reduce down columns (row_stride 1, e.g. sum over dim 0 of [N, C]): sweep the column index
 //     in the outer loop and add a whole contiguous line of x into a line of double partial
 //     sums (the output rows), which vectorizes across outputs;
 //   anything else: the naive loop.
 // Summation order differs from the naive kernel (lanes, then a pairwise fold), so results
 // agree to rounding of the double sums, not bit for bit; the accuracy is the same or better
 // (shorter dependent chains).
-// Cost: the same as naive: (inner - 1) adds per output (+ 1 divide for mean).
+// Cost: the same as naive: (cols - 1) adds per output (+ 1 divide for mean).
 #include <algorithm>
 #include <vector>
 
@@ -45,19 +45,19 @@ double sum_contiguous(const T* x, int64_t n) {
 
 template <class T>
 void sum_optimized(const ReduceArgs<T>& a) {
-  if (a.inner_stride == 1 || a.inner <= 1) {
-    for (int64_t o = 0; o < a.outer; ++o) {
-      a.out[o] = static_cast<T>(sum_contiguous(a.x + o * a.outer_stride, a.inner));
+  if (a.col_stride == 1 || a.cols <= 1) {
+    for (int64_t o = 0; o < a.rows; ++o) {
+      a.out[o] = static_cast<T>(sum_contiguous(a.x + o * a.row_stride, a.cols));
     }
     return;
   }
-  if (a.outer_stride == 1) {
-    std::vector<double> acc(static_cast<size_t>(a.outer), 0.0);
-    for (int64_t i = 0; i < a.inner; ++i) {
-      const T* line = a.x + i * a.inner_stride;  // x[o, i] for every o, contiguous in o
-      for (int64_t o = 0; o < a.outer; ++o) acc[static_cast<size_t>(o)] += line[o];
+  if (a.row_stride == 1) {
+    std::vector<double> acc(static_cast<size_t>(a.rows), 0.0);
+    for (int64_t i = 0; i < a.cols; ++i) {
+      const T* line = a.x + i * a.col_stride;  // x[o, i] for every o, contiguous in o
+      for (int64_t o = 0; o < a.rows; ++o) acc[static_cast<size_t>(o)] += line[o];
     }
-    for (int64_t o = 0; o < a.outer; ++o) a.out[o] = static_cast<T>(acc[static_cast<size_t>(o)]);
+    for (int64_t o = 0; o < a.rows; ++o) a.out[o] = static_cast<T>(acc[static_cast<size_t>(o)]);
     return;
   }
   sum_naive(a);  // both strided: nothing to vectorize along
@@ -66,7 +66,7 @@ void sum_optimized(const ReduceArgs<T>& a) {
 template <class T>
 void mean_optimized(const ReduceArgs<T>& a) {
   sum_optimized(a);
-  for (int64_t o = 0; o < a.outer; ++o) a.out[o] /= static_cast<T>(a.inner);
+  for (int64_t o = 0; o < a.rows; ++o) a.out[o] /= static_cast<T>(a.cols);
 }
 
 }  // namespace

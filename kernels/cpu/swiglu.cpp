@@ -54,12 +54,12 @@ void swiglu_naive(const SwiGluArgs<T>& a) {
   const int64_t n = a.cols;
   for (int64_t r = 0; r < a.rows; ++r) {  // pass 1: out = silu(gate)
     for (int64_t j = 0; j < n; ++j) {
-      a.out[r * n + j] = silu(at(a.gate, a.gate_row_stride, a.gate_col_stride, r, j));
+      a.out[r * n + j] = silu(at(a.gate, a.gate_rs, a.gate_cs, r, j));
     }
   }
   for (int64_t r = 0; r < a.rows; ++r) {  // pass 2: out = out * up
     for (int64_t j = 0; j < n; ++j) {
-      a.out[r * n + j] = a.out[r * n + j] * at(a.up, a.up_row_stride, a.up_col_stride, r, j);
+      a.out[r * n + j] = a.out[r * n + j] * at(a.up, a.up_rs, a.up_cs, r, j);
     }
   }
 }
@@ -69,16 +69,16 @@ void swiglu_naive(const SwiGluArgs<T>& a) {
 template <class T, bool kUnit>
 void swiglu_fused_row(const SwiGluArgs<T>& a, int64_t r) {
   const math::Silu silu;
-  const int64_t gs = kUnit ? 1 : a.gate_col_stride, us = kUnit ? 1 : a.up_col_stride;
-  const T* gate = a.gate + r * a.gate_row_stride;
-  const T* up = a.up + r * a.up_row_stride;
+  const int64_t gs = kUnit ? 1 : a.gate_cs, us = kUnit ? 1 : a.up_cs;
+  const T* gate = a.gate + r * a.gate_rs;
+  const T* up = a.up + r * a.up_rs;
   T* out = a.out + r * a.cols;
   for (int64_t j = 0; j < a.cols; ++j) out[j] = silu(gate[j * gs]) * up[j * us];
 }
 
 template <class T>
 void swiglu_fused(const SwiGluArgs<T>& a) {
-  const bool unit = a.gate_col_stride == 1 && a.up_col_stride == 1;
+  const bool unit = a.gate_cs == 1 && a.up_cs == 1;
   for (int64_t r = 0; r < a.rows; ++r) {
     if (unit) {
       swiglu_fused_row<T, true>(a, r);
@@ -93,10 +93,8 @@ void swiglu_backward_naive(const SwiGluBackwardArgs<T>& a) {
   const math::Silu silu;
   const math::SiluBackward silu_backward;
   const int64_t n = a.cols;
-  auto gate = [&](int64_t r, int64_t j) {
-    return at(a.gate, a.gate_row_stride, a.gate_col_stride, r, j);
-  };
-  auto up = [&](int64_t r, int64_t j) { return at(a.up, a.up_row_stride, a.up_col_stride, r, j); };
+  auto gate = [&](int64_t r, int64_t j) { return at(a.gate, a.gate_rs, a.gate_cs, r, j); };
+  auto up = [&](int64_t r, int64_t j) { return at(a.up, a.up_rs, a.up_cs, r, j); };
   if (a.dup) {
     for (int64_t r = 0; r < a.rows; ++r) {  // pass 1: dup = silu(gate), the forward recomputed
       for (int64_t j = 0; j < n; ++j) a.dup[r * n + j] = silu(gate(r, j));
@@ -119,9 +117,9 @@ void swiglu_backward_naive(const SwiGluBackwardArgs<T>& a) {
 // call, not per element).
 template <class T, bool kUnit, bool kDgate, bool kDup>
 void swiglu_backward_row(const SwiGluBackwardArgs<T>& a, int64_t r) {
-  const int64_t gs = kUnit ? 1 : a.gate_col_stride, us = kUnit ? 1 : a.up_col_stride;
-  const T* gate = a.gate + r * a.gate_row_stride;
-  const T* up = a.up + r * a.up_row_stride;
+  const int64_t gs = kUnit ? 1 : a.gate_cs, us = kUnit ? 1 : a.up_cs;
+  const T* gate = a.gate + r * a.gate_rs;
+  const T* up = a.up + r * a.up_rs;
   const T* g = a.g + r * a.cols;
   T* dgate = kDgate ? a.dgate + r * a.cols : nullptr;
   T* dup = kDup ? a.dup + r * a.cols : nullptr;
@@ -140,7 +138,7 @@ void swiglu_backward_row(const SwiGluBackwardArgs<T>& a, int64_t r) {
 
 template <class T, bool kDgate, bool kDup>
 void swiglu_backward_rows(const SwiGluBackwardArgs<T>& a) {
-  const bool unit = a.gate_col_stride == 1 && a.up_col_stride == 1;
+  const bool unit = a.gate_cs == 1 && a.up_cs == 1;
   for (int64_t r = 0; r < a.rows; ++r) {
     if (unit) {
       swiglu_backward_row<T, true, kDgate, kDup>(a, r);

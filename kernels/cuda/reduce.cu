@@ -1,4 +1,4 @@
-// Reductions on the GPU: sum, mean, max, argmax of each row of a 2-D strided view [outer, inner]
+// Reductions on the GPU: sum, mean, max, argmax of each row of a 2-D strided view [rows, cols]
 // (the tensor layer moves the reduced dims last and merges them, as for the CPU kernels).
 //
 // "naive" (tag naive): one thread per row, the CPU loop as it is. Each sum is accumulated in
@@ -7,11 +7,11 @@
 // device can go. The lesson's starting point.
 //
 // "optimized" (tag optimized): many threads per row, combined by a tree.
-//   rows (inner_stride 1, or any layout but the one below): a warp per row for rows up to 1024
+//   rows (col_stride 1, or any layout but the one below): a warp per row for rows up to 1024
 //     elements, else a block of 256; thread t takes elements t, t + 32 (or 256), ... (so a
 //     warp's loads are one contiguous 128-byte run), then kernels/cuda/row_reduce.cuh combines
 //     the threads' results.
-//   columns (outer_stride 1: reducing a leading dim, such as a bias gradient summed over the
+//   columns (row_stride 1: reducing a leading dim, such as a bias gradient summed over the
 //     batch, [B, C] -> [C]): a warp per row would read 32 addresses C elements apart. Instead 32
 //     threads take 32 neighbouring rows (one 128-byte load per step) and 8 threads split each
 //     row's elements; the 8 partial results meet in shared memory.
@@ -24,7 +24,7 @@
 // by at most the final rounding to float32; max and argmax return the same value and index as
 // the CPU (first NaN if any, else the first occurrence of the maximum), whatever the tree.
 //
-// Cost: sum/mean: inner - 1 adds per row (+1 divide for mean); max/argmax: inner - 1 compares.
+// Cost: sum/mean: cols - 1 adds per row (+1 divide for mean); max/argmax: cols - 1 compares.
 // Memory-bound: the figure to watch is GB/s. Not yet measured on a GPU (written and compiled
 // on a machine without one).
 #include <algorithm>
@@ -55,7 +55,7 @@ template <class T>
 struct MeanReducer : SumReducer<T> {
   // The CPU's order: round the sum to T, then divide in T.
   __device__ static void write(const ReduceArgs<T>& a, int64_t row, double acc) {
-    a.out[row] = static_cast<T>(acc) / static_cast<T>(a.inner);
+    a.out[row] = static_cast<T>(acc) / static_cast<T>(a.cols);
   }
 };
 
@@ -119,25 +119,25 @@ struct Combine {
 template <class T, bool kMean>
 __global__ void sum_rows_naive(ReduceArgs<T> a) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < a.outer;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < a.rows;
        o += step) {
-    const T* row = a.x + o * a.outer_stride;
+    const T* row = a.x + o * a.row_stride;
     double acc = 0;
-    for (int64_t i = 0; i < a.inner; ++i) acc += static_cast<double>(row[i * a.inner_stride]);
-    a.out[o] = kMean ? static_cast<T>(acc) / static_cast<T>(a.inner) : static_cast<T>(acc);
+    for (int64_t i = 0; i < a.cols; ++i) acc += static_cast<double>(row[i * a.col_stride]);
+    a.out[o] = kMean ? static_cast<T>(acc) / static_cast<T>(a.cols) : static_cast<T>(acc);
   }
 }
 
 template <class T>
 __global__ void max_rows_naive(ReduceArgs<T> a) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < a.outer;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < a.rows;
        o += step) {
-    const T* row = a.x + o * a.outer_stride;
+    const T* row = a.x + o * a.row_stride;
     T best = row[0];
     int64_t at = 0;
-    for (int64_t i = 1; i < a.inner && best == best; ++i) {
-      const T v = row[i * a.inner_stride];
+    for (int64_t i = 1; i < a.cols && best == best; ++i) {
+      const T v = row[i * a.col_stride];
       if (v > best || v != v) {
         best = v;
         at = i;
@@ -150,17 +150,17 @@ __global__ void max_rows_naive(ReduceArgs<T> a) {
 
 template <class T>
 void sum_naive(const ReduceArgs<T>& a) {
-  sum_rows_naive<T, false><<<grid_for(a.outer), kBlock, 0, stream()>>>(a);
+  sum_rows_naive<T, false><<<grid_for(a.rows), kBlock, 0, stream()>>>(a);
   PRISM_CUDA_CHECK_LAUNCH("sum (naive)");
 }
 template <class T>
 void mean_naive(const ReduceArgs<T>& a) {
-  sum_rows_naive<T, true><<<grid_for(a.outer), kBlock, 0, stream()>>>(a);
+  sum_rows_naive<T, true><<<grid_for(a.rows), kBlock, 0, stream()>>>(a);
   PRISM_CUDA_CHECK_LAUNCH("mean (naive)");
 }
 template <class T>
 void max_naive(const ReduceArgs<T>& a) {
-  max_rows_naive<T><<<grid_for(a.outer), kBlock, 0, stream()>>>(a);
+  max_rows_naive<T><<<grid_for(a.rows), kBlock, 0, stream()>>>(a);
   PRISM_CUDA_CHECK_LAUNCH("max (naive)");
 }
 
@@ -170,11 +170,11 @@ void max_naive(const ReduceArgs<T>& a) {
 template <class T, class R, int kThreads>
 __global__ void reduce_rows(ReduceArgs<T> a) {
   using Spread = RowSpread<kThreads>;
-  for (int64_t row = Spread::first_row(); row < a.outer; row += Spread::row_step()) {
-    const T* x = a.x + row * a.outer_stride;
+  for (int64_t row = Spread::first_row(); row < a.rows; row += Spread::row_step()) {
+    const T* x = a.x + row * a.row_stride;
     typename R::Acc acc = R::identity();
-    for (int64_t i = threadIdx.x; i < a.inner; i += kThreads) {
-      acc = R::combine(acc, R::load(x[i * a.inner_stride], i));
+    for (int64_t i = threadIdx.x; i < a.cols; i += kThreads) {
+      acc = R::combine(acc, R::load(x[i * a.col_stride], i));
     }
     acc = group_reduce<kThreads>(acc, Combine<R>{});
     if (threadIdx.x == 0) R::write(a, row, acc);
@@ -182,22 +182,22 @@ __global__ void reduce_rows(ReduceArgs<T> a) {
 }
 
 // Row layout, split: block (c, row) reduces elements [c * chunk, (c + 1) * chunk) of its row
-// into partial[row * chunks + c]. Launched with few rows (grid.y = outer <= 512).
+// into partial[row * chunks + c]. Launched with few rows (grid.y = rows <= 512).
 template <class T, class R>
 __global__ void reduce_row_chunks(ReduceArgs<T> a, int64_t chunk, typename R::Acc* partial) {
   const int64_t row = blockIdx.y;
   const int64_t begin = static_cast<int64_t>(blockIdx.x) * chunk;
-  const int64_t end = begin + chunk < a.inner ? begin + chunk : a.inner;
-  const T* x = a.x + row * a.outer_stride;
+  const int64_t end = begin + chunk < a.cols ? begin + chunk : a.cols;
+  const T* x = a.x + row * a.row_stride;
   typename R::Acc acc = R::identity();
   for (int64_t i = begin + threadIdx.x; i < end; i += kRowBlockThreads) {
-    acc = R::combine(acc, R::load(x[i * a.inner_stride], i));
+    acc = R::combine(acc, R::load(x[i * a.col_stride], i));
   }
   acc = group_reduce<kRowBlockThreads>(acc, Combine<R>{});
   if (threadIdx.x == 0) partial[row * gridDim.x + blockIdx.x] = acc;
 }
 
-// Column layout (outer_stride 1): threadIdx.x picks one of 32 neighbouring rows, threadIdx.y
+// Column layout (row_stride 1): threadIdx.x picks one of 32 neighbouring rows, threadIdx.y
 // one of 8 interleaved slices of chunk c (blockIdx.y) of its elements. The 8 slices are folded
 // in slice order; the result goes to partial[row * chunks + c], or straight to the output when
 // there is one chunk (partial == nullptr).
@@ -209,21 +209,21 @@ __global__ void reduce_columns(ReduceArgs<T> a, int64_t chunk, typename R::Acc* 
   using Acc = typename R::Acc;
   __shared__ Acc slice[kColSlices][kColRows];
   const int64_t begin = static_cast<int64_t>(blockIdx.y) * chunk;
-  const int64_t end = begin + chunk < a.inner ? begin + chunk : a.inner;
+  const int64_t end = begin + chunk < a.cols ? begin + chunk : a.cols;
   // Uniform across the block (it depends on blockIdx only), so the barriers below are safe.
-  for (int64_t row0 = static_cast<int64_t>(blockIdx.x) * kColRows; row0 < a.outer;
+  for (int64_t row0 = static_cast<int64_t>(blockIdx.x) * kColRows; row0 < a.rows;
        row0 += static_cast<int64_t>(gridDim.x) * kColRows) {
     const int64_t row = row0 + threadIdx.x;
     Acc acc = R::identity();
-    if (row < a.outer) {
-      const T* x = a.x + row;  // outer_stride is 1
+    if (row < a.rows) {
+      const T* x = a.x + row;  // row_stride is 1
       for (int64_t i = begin + threadIdx.y; i < end; i += kColSlices) {
-        acc = R::combine(acc, R::load(x[i * a.inner_stride], i));
+        acc = R::combine(acc, R::load(x[i * a.col_stride], i));
       }
     }
     slice[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
-    if (threadIdx.y == 0 && row < a.outer) {
+    if (threadIdx.y == 0 && row < a.rows) {
       Acc r = slice[0][threadIdx.x];
       for (int s = 1; s < kColSlices; ++s) r = R::combine(r, slice[s][threadIdx.x]);
       if (partial) {
@@ -241,7 +241,7 @@ __global__ void reduce_columns(ReduceArgs<T> a, int64_t chunk, typename R::Acc* 
 template <class T, class R>
 __global__ void fold_partials(ReduceArgs<T> a, int64_t chunks, const typename R::Acc* partial) {
   using Spread = RowSpread<32>;
-  for (int64_t row = Spread::first_row(); row < a.outer; row += Spread::row_step()) {
+  for (int64_t row = Spread::first_row(); row < a.rows; row += Spread::row_step()) {
     typename R::Acc acc = R::identity();
     for (int64_t c = threadIdx.x; c < chunks; c += 32) {
       acc = R::combine(acc, partial[row * chunks + c]);
@@ -269,14 +269,14 @@ constexpr int64_t kMaxChunks = 1024;
 template <class T, class R>
 void reduce_optimized(const ReduceArgs<T>& a, const char* name) {
   using Acc = typename R::Acc;
-  if (a.outer == 0) return;
-  const bool columns = a.outer_stride == 1 && a.inner_stride != 1 && a.outer > 1;
+  if (a.rows == 0) return;
+  const bool columns = a.row_stride == 1 && a.col_stride != 1 && a.rows > 1;
   if (columns) {
-    const int64_t row_blocks = ceil_div(a.outer, kColRows);
+    const int64_t row_blocks = ceil_div(a.rows, kColRows);
     const int64_t chunks =
-        clamp(std::min(ceil_div(a.inner, kMinColumnChunk), ceil_div(kTargetBlocks, row_blocks)), 1,
+        clamp(std::min(ceil_div(a.cols, kMinColumnChunk), ceil_div(kTargetBlocks, row_blocks)), 1,
               kMaxChunks);
-    const int64_t chunk = ceil_div(a.inner, chunks);
+    const int64_t chunk = ceil_div(a.cols, chunks);
     const dim3 grid(static_cast<unsigned>(std::min<int64_t>(row_blocks, 65535)),
                     static_cast<unsigned>(chunks));
     const dim3 block(kColRows, kColSlices);
@@ -285,37 +285,37 @@ void reduce_optimized(const ReduceArgs<T>& a, const char* name) {
       PRISM_CUDA_CHECK_LAUNCH(name);
       return;
     }
-    DeviceBuffer partial(static_cast<size_t>(a.outer * chunks) * sizeof(Acc));
+    DeviceBuffer partial(static_cast<size_t>(a.rows * chunks) * sizeof(Acc));
     reduce_columns<T, R><<<grid, block, 0, stream()>>>(a, chunk, partial.as<Acc>());
     PRISM_CUDA_CHECK_LAUNCH(name);
-    fold_partials<T, R><<<RowSpread<32>::grid(a.outer), RowSpread<32>::block(), 0, stream()>>>(
+    fold_partials<T, R><<<RowSpread<32>::grid(a.rows), RowSpread<32>::block(), 0, stream()>>>(
         a, chunks, partial.as<Acc>());
     PRISM_CUDA_CHECK_LAUNCH(name);
     return;
   }
   const int64_t chunks =
-      a.outer >= kTargetBlocks
+      a.rows >= kTargetBlocks
           ? 1
-          : clamp(std::min(ceil_div(a.inner, kMinRowChunk), ceil_div(kTargetBlocks, a.outer)), 1,
+          : clamp(std::min(ceil_div(a.cols, kMinRowChunk), ceil_div(kTargetBlocks, a.rows)), 1,
                   kMaxChunks);
   if (chunks == 1) {
-    if (warp_per_row(a.inner)) {
+    if (warp_per_row(a.cols)) {
       using S = RowSpread<32>;
-      reduce_rows<T, R, 32><<<S::grid(a.outer), S::block(), 0, stream()>>>(a);
+      reduce_rows<T, R, 32><<<S::grid(a.rows), S::block(), 0, stream()>>>(a);
     } else {
       using S = RowSpread<kRowBlockThreads>;
-      reduce_rows<T, R, kRowBlockThreads><<<S::grid(a.outer), S::block(), 0, stream()>>>(a);
+      reduce_rows<T, R, kRowBlockThreads><<<S::grid(a.rows), S::block(), 0, stream()>>>(a);
     }
     PRISM_CUDA_CHECK_LAUNCH(name);
     return;
   }
-  // Here outer < kTargetBlocks, so one grid row per output row fits grid.y.
-  const int64_t chunk = ceil_div(a.inner, chunks);
-  DeviceBuffer partial(static_cast<size_t>(a.outer * chunks) * sizeof(Acc));
-  const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(a.outer));
+  // Here rows < kTargetBlocks, so one grid row per output row fits grid.y.
+  const int64_t chunk = ceil_div(a.cols, chunks);
+  DeviceBuffer partial(static_cast<size_t>(a.rows * chunks) * sizeof(Acc));
+  const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(a.rows));
   reduce_row_chunks<T, R><<<grid, kRowBlockThreads, 0, stream()>>>(a, chunk, partial.as<Acc>());
   PRISM_CUDA_CHECK_LAUNCH(name);
-  fold_partials<T, R><<<RowSpread<32>::grid(a.outer), RowSpread<32>::block(), 0, stream()>>>(
+  fold_partials<T, R><<<RowSpread<32>::grid(a.rows), RowSpread<32>::block(), 0, stream()>>>(
       a, chunks, partial.as<Acc>());
   PRISM_CUDA_CHECK_LAUNCH(name);
 }

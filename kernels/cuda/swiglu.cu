@@ -38,14 +38,14 @@ template <class T>
 __global__ void silu_of_gate(SwiGluArgs<T> a) {  // naive pass 1: out = silu(gate)
   const math::Silu silu;
   PRISM_GRID_STRIDE(i, a.rows * a.cols) {
-    a.out[i] = silu(a.gate[strided_at(i, a.cols, a.gate_row_stride, a.gate_col_stride)]);
+    a.out[i] = silu(a.gate[strided_at(i, a.cols, a.gate_rs, a.gate_cs)]);
   }
 }
 
 template <class T>
 __global__ void times_up(SwiGluArgs<T> a) {  // naive pass 2: out = out * up
   PRISM_GRID_STRIDE(i, a.rows * a.cols) {
-    a.out[i] = a.out[i] * a.up[strided_at(i, a.cols, a.up_row_stride, a.up_col_stride)];
+    a.out[i] = a.out[i] * a.up[strided_at(i, a.cols, a.up_rs, a.up_cs)];
   }
 }
 
@@ -53,8 +53,8 @@ template <class T>
 __global__ void swiglu_fused_elements(SwiGluArgs<T> a) {
   const math::Silu silu;
   PRISM_GRID_STRIDE(i, a.rows * a.cols) {
-    const T z = a.gate[strided_at(i, a.cols, a.gate_row_stride, a.gate_col_stride)];
-    a.out[i] = silu(z) * a.up[strided_at(i, a.cols, a.up_row_stride, a.up_col_stride)];
+    const T z = a.gate[strided_at(i, a.cols, a.gate_rs, a.gate_cs)];
+    a.out[i] = silu(z) * a.up[strided_at(i, a.cols, a.up_rs, a.up_cs)];
   }
 }
 
@@ -80,12 +80,12 @@ void swiglu_fused(const SwiGluArgs<T>& a) {
 
 template <class T>
 __device__ T gate_at(const SwiGluBackwardArgs<T>& a, int64_t i) {
-  return a.gate[strided_at(i, a.cols, a.gate_row_stride, a.gate_col_stride)];
+  return a.gate[strided_at(i, a.cols, a.gate_rs, a.gate_cs)];
 }
 
 template <class T>
 __device__ T up_at(const SwiGluBackwardArgs<T>& a, int64_t i) {
-  return a.up[strided_at(i, a.cols, a.up_row_stride, a.up_col_stride)];
+  return a.up[strided_at(i, a.cols, a.up_rs, a.up_cs)];
 }
 
 template <class T>

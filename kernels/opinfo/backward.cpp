@@ -1,4 +1,4 @@
-// Lab adapters for the row-wise gradients: softmax_backward, log_softmax_backward,
+// The descriptions (OpInfos) of the row-wise gradients: softmax_backward, log_softmax_backward,
 // layer_norm_backward and cross_entropy_backward.
 //
 // Size "RxC": R rows of C columns. Each case gives the kernel what its forward would have saved,

@@ -1,4 +1,4 @@
-// Lab adapters for conv2d and its two gradients, and for max / average pooling.
+// The descriptions (OpInfos) of conv2d and its two gradients, and max / average pooling.
 //
 // conv size "NxCxHxWxOxK[:sSpP]": N images of C x H x W, O output channels, K x K kernel,
 // stride S (default 1), padding P (default K/2, "same" size for odd K at stride 1).

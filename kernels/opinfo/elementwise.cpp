@@ -1,4 +1,5 @@
-// Lab adapters for elementwise ops: unary (relu, gelu, exp, ...) and binary (add, mul, ...).
+// The descriptions (OpInfos) of elementwise ops: unary (relu, gelu, exp, ...) and binary
+// (add, mul, ...).
 //
 // Size "N" is a contiguous vector of N elements. "RxC" is an R x C matrix; with ":t" the
 // input is read through its transpose (a strided walk, what a kernel meets after a

@@ -1,5 +1,5 @@
-// Lab adapters for the fused ops and their unfused counterparts: layer_norm, cross_entropy,
-// attention (forward and backward) and linear_gelu.
+// The descriptions (OpInfos) of the fused ops and their unfused counterparts: layer_norm,
+// cross_entropy, attention (forward and backward) and linear_gelu.
 //
 // Each variant gets the scratch the tensor front end would give it (kernels/args.h): the
 // unfused (naive-tagged) variants their full-size temporaries, tiled attention its per-thread

@@ -1,6 +1,6 @@
-// Lab adapters for data movement: copy (strided source and destination), gather / scatter_add
-// (torch.gather and its gradient) and index_select / index_add (row lookup, as in an embedding,
-// and its gradient).
+// The descriptions (OpInfos) of data movement: copy (strided source and destination), gather /
+// scatter_add (torch.gather and its gradient) and index_select / index_add (row lookup, as in an
+// embedding, and its gradient).
 //
 // copy "RxC": an R x C copy; ":t" reads the source through a transpose (what contiguous() of a
 // transposed view runs), ":cat" writes into the right half of an R x 2C buffer (what concat

@@ -1,5 +1,5 @@
-// Lab adapter for matmul: C = op(A) @ op(B) with op = identity or transpose, as the backward
-// pass calls it (dA = dC @ B^T is the ":nt" form, dB = A^T @ dC the ":tn" form).
+// The description (OpInfo) of matmul: C = op(A) @ op(B) with op = identity or transpose, as the
+// backward pass calls it (dA = dC @ B^T is the ":nt" form, dB = A^T @ dC the ":tn" form).
 //
 // Size: "N" (square) or "MxKxN", with an optional ":XY" where X, Y are n (normal) or t
 // (transposed) for A and B, as in BLAS. A transposed operand is stored K x M (or N x K) and

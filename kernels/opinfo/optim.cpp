@@ -1,4 +1,4 @@
-// Lab adapters for the in-place optimizer updates: sgd_update and adam_update.
+// The descriptions (OpInfos) of the in-place optimizer updates: sgd_update and adam_update.
 //
 // Size "N": N parameters. Both ops are memory bound (a few FLOPs per 12-28 bytes), so their
 // figure of merit is GB/s against the machine's bandwidth. A validation run restores the

@@ -1,4 +1,5 @@
-// Lab adapters for row-wise ops: reductions (sum, mean, max, argmax) and softmax / log_softmax.
+// The descriptions (OpInfos) of row-wise ops: reductions (sum, mean, max, argmax) and softmax /
+// log_softmax.
 //
 // Size "RxC": R rows of C columns, each row reduced or normalized on its own. ":t" reads the
 // input through a transpose (column stride R instead of 1), the layout a reduction over a
@@ -29,20 +30,20 @@ class ReduceCase : public Case {
     index_.resize(static_cast<size_t>(r.rows));
     args_ = {};
     args_.x = x_.data();
-    args_.outer = r.rows;
-    args_.inner = r.cols;
-    args_.outer_stride = r.row_stride();
-    args_.inner_stride = r.col_stride();
+    args_.rows = r.rows;
+    args_.cols = r.cols;
+    args_.row_stride = r.row_stride();
+    args_.col_stride = r.col_stride();
     args_.out = out_.data();
     args_.index = index_.data();
   }
   void run(const kernels::KernelEntry& v) override { v.get<kernels::ReduceArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
   profiler::Cost cost() const override {
-    const int64_t in = args_.outer * args_.inner;
-    if (op_ == "mean") return costs::mean(in, args_.outer, 4);
+    const int64_t in = args_.rows * args_.cols;
+    if (op_ == "mean") return costs::mean(in, args_.rows, 4);
     // max also writes each row's position (int64), as the front end's max does.
-    return costs::reduce(in, args_.outer, 4, op_ == "max" ? 4 + 8 : 4);
+    return costs::reduce(in, args_.rows, 4, op_ == "max" ? 4 + 8 : 4);
   }
 
  private:
@@ -101,10 +102,10 @@ class ArgmaxCase : public Case {
     }
     args_ = {};
     args_.x = x_.data();
-    args_.outer = r.rows;
-    args_.inner = r.cols;
-    args_.outer_stride = r.row_stride();
-    args_.inner_stride = r.col_stride();
+    args_.rows = r.rows;
+    args_.cols = r.cols;
+    args_.row_stride = r.row_stride();
+    args_.col_stride = r.col_stride();
     args_.out = nullptr;
     args_.index = positions();
   }
@@ -115,7 +116,7 @@ class ArgmaxCase : public Case {
     int64_t unwritten;
     const float fills[2] = {GuardedBuffer::fill_value(), GuardedBuffer::fill_value()};
     std::memcpy(&unwritten, fills, sizeof unwritten);
-    const int64_t rows = args_.outer;
+    const int64_t rows = args_.rows;
     std::vector<int64_t> at(static_cast<size_t>(rows));  // host only: the kernel never sees it
     std::memcpy(at.data(), index_.data(), at.size() * sizeof(int64_t));
     for (int64_t i = 0; i < rows; ++i) {
@@ -127,7 +128,7 @@ class ArgmaxCase : public Case {
   std::vector<Output> outputs() override { return {{"index", &index_}}; }
   profiler::Cost cost() const override {
     // No values, one int64 position per row (the front end's argmax).
-    return costs::reduce(args_.outer * args_.inner, args_.outer, 4, 8);
+    return costs::reduce(args_.rows * args_.cols, args_.rows, 4, 8);
   }
 
  private:

@@ -37,7 +37,7 @@ struct GateUp {
   CaseVector<float> gate_storage, up_storage;  // up_storage is empty for :split
   const float* gate = nullptr;
   const float* up = nullptr;
-  int64_t gate_row_stride = 0, gate_col_stride = 0, up_row_stride = 0, up_col_stride = 0;
+  int64_t gate_rs = 0, gate_cs = 0, up_rs = 0, up_cs = 0;
 
   GateUp(const Halves& s, InputRng& rng) {
     const int64_t n = s.rows * s.cols;
@@ -52,19 +52,19 @@ struct GateUp {
       }
       gate = gate_storage.data();
       up = gate_storage.data() + s.cols;
-      gate_row_stride = up_row_stride = 2 * s.cols;
-      gate_col_stride = up_col_stride = 1;
+      gate_rs = up_rs = 2 * s.cols;
+      gate_cs = up_cs = 1;
       return;
     }
     gate_storage = rng.vector(n, -6, 6);
     up_storage = rng.vector(n, -2, 2);
     gate = gate_storage.data();
     up = up_storage.data();
-    up_row_stride = s.cols, up_col_stride = 1;
+    up_rs = s.cols, up_cs = 1;
     if (s.form == Form::transposed) {
-      gate_row_stride = 1, gate_col_stride = s.rows;
+      gate_rs = 1, gate_cs = s.rows;
     } else {
-      gate_row_stride = s.cols, gate_col_stride = 1;
+      gate_rs = s.cols, gate_cs = 1;
     }
   }
 };
@@ -76,8 +76,8 @@ class SwiGluCase : public Case {
     a_ = {};
     a_.gate = in_.gate, a_.up = in_.up, a_.out = out_.data();
     a_.rows = s.rows, a_.cols = s.cols;
-    a_.gate_row_stride = in_.gate_row_stride, a_.gate_col_stride = in_.gate_col_stride;
-    a_.up_row_stride = in_.up_row_stride, a_.up_col_stride = in_.up_col_stride;
+    a_.gate_rs = in_.gate_rs, a_.gate_cs = in_.gate_cs;
+    a_.up_rs = in_.up_rs, a_.up_cs = in_.up_cs;
   }
   void run(const kernels::KernelEntry& v) override { v.get<kernels::SwiGluArgs, float>()(a_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
@@ -104,8 +104,8 @@ class SwiGluBackwardCase : public Case {
     a_.gate = in_.gate, a_.up = in_.up, a_.g = g_.data();
     a_.dgate = dgate_.data(), a_.dup = dup_.data();
     a_.rows = s.rows, a_.cols = s.cols;
-    a_.gate_row_stride = in_.gate_row_stride, a_.gate_col_stride = in_.gate_col_stride;
-    a_.up_row_stride = in_.up_row_stride, a_.up_col_stride = in_.up_col_stride;
+    a_.gate_rs = in_.gate_rs, a_.gate_cs = in_.gate_cs;
+    a_.up_rs = in_.up_rs, a_.up_cs = in_.up_cs;
   }
   void run(const kernels::KernelEntry& v) override {
     v.get<kernels::SwiGluBackwardArgs, float>()(a_);

@@ -1,6 +1,6 @@
 // Reductions: sum, mean, max, argmax over any set of dims, with keepdim.
 //
-// Every reduction runs as "reduce each row of a 2-D view [outer, inner]": the kept dims are
+// Every reduction runs as "reduce each row of a 2-D view [rows, cols]": the kept dims are
 // moved to the front and the reduced dims to the back (a free permute), and each group must
 // merge into one strided dim. When it cannot (say, reducing dims 0 and 2 of a 3-d tensor), the
 // input is copied with contiguous() first, and the profile shows that copy.
@@ -28,7 +28,7 @@ OpHandle op_sum("sum"), op_mean("mean"), op_max("max"), op_argmax("argmax");
 
 struct Plan {
   Tensor view;  // x with kept dims first, reduced dims last (maybe a contiguous copy)
-  int64_t outer = 1, inner = 1, outer_stride = 1, inner_stride = 1;
+  int64_t rows = 1, cols = 1, row_stride = 1, col_stride = 1;
   Dims out_shape;   // without the reduced dims
   Dims keep_shape;  // reduced dims kept with size 1
 };
@@ -62,9 +62,9 @@ Plan plan_reduce(const char* op, const Tensor& x, const std::vector<int>& dims_i
     if (reduced[d]) order.push_back(d);
   }
   Tensor v = x.detach().permute(order);
-  if (!detail::as_2d(v, nkept, p.outer, p.outer_stride, p.inner, p.inner_stride)) {
+  if (!detail::as_2d(v, nkept, p.rows, p.row_stride, p.cols, p.col_stride)) {
     v = v.contiguous();
-    detail::as_2d(v, nkept, p.outer, p.outer_stride, p.inner, p.inner_stride);
+    detail::as_2d(v, nkept, p.rows, p.row_stride, p.cols, p.col_stride);
   }
   p.view = v;
   return p;
@@ -74,10 +74,10 @@ template <class T>
 void run_reduce(const kernels::KernelEntry& k, const Plan& p, const Tensor& out, int64_t* index) {
   kernels::ReduceArgs<T> a{};
   a.x = p.view.data<T>();
-  a.outer = p.outer;
-  a.inner = p.inner;
-  a.outer_stride = p.outer_stride;
-  a.inner_stride = p.inner_stride;
+  a.rows = p.rows;
+  a.cols = p.cols;
+  a.row_stride = p.row_stride;
+  a.col_stride = p.col_stride;
   a.out = out.defined() ? out.data<T>() : nullptr;
   a.index = index;
   k.get<kernels::ReduceArgs, T>()(a);
@@ -122,7 +122,7 @@ Tensor reduce_forward(OpHandle& op, const Tensor& x, const Plan& p, bool keepdim
 }
 
 void check_nonempty(const char* op, const Tensor& x, const Plan& p) {
-  if (p.inner == 0 || x.numel() == 0) {
+  if (p.cols == 0 || x.numel() == 0) {
     throw Error(std::string(op) + ": cannot reduce an empty tensor " + x.shape().str() +
                 " (the result has no defined value)");
   }
@@ -148,7 +148,7 @@ Tensor mean(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
   Tensor out = reduce_forward(op_mean, x, p, keepdim, true, nullptr);
   autograd::record(
       out, "mean", {&x},
-      [ks = p.keep_shape, xs = x.shape(), n = p.inner](const Tensor& g, autograd::Grads& gr) {
+      [ks = p.keep_shape, xs = x.shape(), n = p.cols](const Tensor& g, autograd::Grads& gr) {
         gr.set(0, "mean.dx", [&] { return (g / static_cast<double>(n)).reshape(ks).expand(xs); });
       });
   return out;

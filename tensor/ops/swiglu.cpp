@@ -73,10 +73,10 @@ void run_forward(const kernels::KernelEntry& k, const RowsView& gate, const Rows
   a.out = out.data<T>();
   a.rows = gate.rows;
   a.cols = gate.cols;
-  a.gate_row_stride = gate.row_stride;
-  a.gate_col_stride = gate.col_stride;
-  a.up_row_stride = up.row_stride;
-  a.up_col_stride = up.col_stride;
+  a.gate_rs = gate.row_stride;
+  a.gate_cs = gate.col_stride;
+  a.up_rs = up.row_stride;
+  a.up_cs = up.col_stride;
   k.get<kernels::SwiGluArgs, T>()(a);
 }
 
@@ -98,10 +98,10 @@ void run_backward(const kernels::KernelEntry& k, const Saved& s, const Tensor& g
   a.dup = dup.defined() ? dup.data<T>() : nullptr;
   a.rows = s.gate.rows;
   a.cols = s.gate.cols;
-  a.gate_row_stride = s.gate.row_stride;
-  a.gate_col_stride = s.gate.col_stride;
-  a.up_row_stride = s.up.row_stride;
-  a.up_col_stride = s.up.col_stride;
+  a.gate_rs = s.gate.row_stride;
+  a.gate_cs = s.gate.col_stride;
+  a.up_rs = s.up.row_stride;
+  a.up_cs = s.up.col_stride;
   k.get<kernels::SwiGluBackwardArgs, T>()(a);
 }
 

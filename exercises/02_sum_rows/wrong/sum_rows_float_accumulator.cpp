@@ -10,10 +10,10 @@
 using prism::kernels::ReduceArgs;
 
 void my_sum_rows(const ReduceArgs<float>& a) {
-  for (int64_t o = 0; o < a.outer; ++o) {
-    const float* row = a.x + o * a.outer_stride;
+  for (int64_t o = 0; o < a.rows; ++o) {
+    const float* row = a.x + o * a.row_stride;
     float s = 0.0f;  // the mistake: float32 accumulator
-    for (int64_t i = 0; i < a.inner; ++i) s += row[i * a.inner_stride];
+    for (int64_t i = 0; i < a.cols; ++i) s += row[i * a.col_stride];
     a.out[o] = s;
   }
 }
