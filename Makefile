@@ -65,8 +65,8 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Only the command-line tool and the libraries it links (and the CUDA backend when it is built:
-# cmake/Libraries.cmake makes every program depend on it), not the tests and benches.
+# Only the command-line tool and the libraries it links: not the tests, the benches or the CUDA
+# backend (the demo runs on the CPU; make build adds the rest).
 demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target prism
 	./$(BUILD)/prism demo

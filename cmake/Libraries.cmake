@@ -46,9 +46,7 @@ function(prism_library_defaults target)
   if(_type STREQUAL "SHARED_LIBRARY")
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-ftls-model=initial-exec>)
   endif()
-  # Every program may need the backend at run time, so building one builds it (nothing links
-  # it: the dependency is only an order).
-  if(_type STREQUAL "EXECUTABLE" AND TARGET prism_cuda)
-    add_dependencies(${target} prism_cuda)
-  endif()
+  # No program depends on the CUDA backend: nothing links it, and it is part of `all` (make
+  # build, make test), so a program built on its own (make demo builds only `prism`) needs no
+  # nvcc run first. Without the backend, --device cuda says it is not built and how to build it.
 endfunction()

@@ -137,7 +137,7 @@ std::string backend_file(std::string* why) {
   }
   *why = PRISM_CUDA_BACKEND_FILE " is not in " +
          (looked.empty() ? std::string("the executable's directory") : looked) +
-         " (build it, or set PRISM_CUDA_BACKEND to its path)";
+         " (build the prism_cuda target, e.g. make build, or set PRISM_CUDA_BACKEND to its path)";
   return "";
 }
 

@@ -19,6 +19,7 @@
 #include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/strided.cuh"
+#include "kernels/elementwise_ops.h"
 
 namespace prism::kernels::cuda {
 namespace {
@@ -121,25 +122,12 @@ void add_binary(Registry& r, const char* op) {
 
 void register_elementwise(Registry& r) {
   using namespace math;
-  add_unary<Neg>(r, "neg");
-  add_unary<Exp>(r, "exp");
-  add_unary<Log>(r, "log");
-  add_unary<Sqrt>(r, "sqrt");
-  add_unary<Tanh>(r, "tanh");
-  add_unary<Relu>(r, "relu");
-  add_unary<Sigmoid>(r, "sigmoid");
-  add_unary<Gelu>(r, "gelu");
-  add_unary<Silu>(r, "silu");
-  add_binary<Add>(r, "add");
-  add_binary<Sub>(r, "sub");
-  add_binary<Mul>(r, "mul");
-  add_binary<Div>(r, "div");
-  add_binary<Pow>(r, "pow");
-  add_binary<ReluBackward>(r, "relu_backward");
-  add_binary<SigmoidBackward>(r, "sigmoid_backward");
-  add_binary<TanhBackward>(r, "tanh_backward");
-  add_binary<GeluBackward>(r, "gelu_backward");
-  add_binary<SiluBackward>(r, "silu_backward");
+#define PRISM_ADD_UNARY(Functor, op) add_unary<Functor>(r, op);
+#define PRISM_ADD_BINARY(Functor, op) add_binary<Functor>(r, op);
+  PRISM_UNARY_OPS(PRISM_ADD_UNARY)
+  PRISM_BINARY_OPS(PRISM_ADD_BINARY)
+#undef PRISM_ADD_UNARY
+#undef PRISM_ADD_BINARY
 }
 PRISM_CUDA_KERNELS(10, register_elementwise);
 

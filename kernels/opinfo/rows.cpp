@@ -22,20 +22,24 @@ Rows parse_rows(const std::string& op, const std::string& size) {
   return parse_row_shape(op, kSyntax, size);
 }
 
+// The reduction kernels' view of x as the rows of `r`.
+kernels::ReduceArgs<float> reduce_args(const Rows& r, const float* x, float* out, int64_t* index) {
+  return {.x = x,
+          .rows = r.rows,
+          .cols = r.cols,
+          .row_stride = r.row_stride(),
+          .col_stride = r.col_stride(),
+          .out = out,
+          .index = index};
+}
+
 class ReduceCase : public Case {
  public:
   ReduceCase(std::string op, const Rows& r, uint64_t seed) : op_(std::move(op)), out_(r.rows) {
     InputRng rng(seed);
     x_ = rng.vector(r.rows * r.cols);
     index_.resize(static_cast<size_t>(r.rows));
-    args_ = {};
-    args_.x = x_.data();
-    args_.rows = r.rows;
-    args_.cols = r.cols;
-    args_.row_stride = r.row_stride();
-    args_.col_stride = r.col_stride();
-    args_.out = out_.data();
-    args_.index = index_.data();
+    args_ = reduce_args(r, x_.data(), out_.data(), index_.data());
   }
   void run(const kernels::KernelEntry& v) override { v.get<kernels::ReduceArgs, float>()(args_); }
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
@@ -100,14 +104,7 @@ class ArgmaxCase : public Case {
     if (ties) {
       for (float& v : x_) v = static_cast<float>(static_cast<int>((v + 1) * 4)) / 4 - 1;
     }
-    args_ = {};
-    args_.x = x_.data();
-    args_.rows = r.rows;
-    args_.cols = r.cols;
-    args_.row_stride = r.row_stride();
-    args_.col_stride = r.col_stride();
-    args_.out = nullptr;
-    args_.index = positions();
+    args_ = reduce_args(r, x_.data(), nullptr, positions());
   }
   void run(const kernels::KernelEntry& v) override { v.get<kernels::ReduceArgs, float>()(args_); }
   void collect() override {
