@@ -17,6 +17,7 @@
 #include "exercises/checker/compare.h"
 #include "kernels/lab/lab.h"
 #include "kernels/registry.h"
+#include "profiler/machine.h"
 #include "profiler/statistics.h"
 #include "tensor/random.h"
 
@@ -28,17 +29,17 @@ struct Options {
   bool timing = true;
   uint64_t seed = 1;
   int threads = 1;
-  int runs = 0;  // timed samples per variant; 0: 9, or 3 with --quick
+  int runs = 0;  // timed samples per variant; 0: 15, or 3 with --quick
   bool help = false;
 };
 
 constexpr const char* kUsage =
     "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N]\n"
     "  --quick       time small sizes, 3 short samples each (what the test suite runs)\n"
-    "  --no-timing   check only\n"
+    "  --no-timing   check correctness only (no timing, no performance tier)\n"
     "  --seed N      other random inputs (default 1; the same seed gives the same inputs)\n"
     "  --threads N   OpenMP threads for every variant while timing (default 1)\n"
-    "  --runs N      timed samples per variant, 1 to 1000 (default 9; 3 with --quick)\n";
+    "  --runs N      timed samples per variant, 1 to 1000 (default 15; 3 with --quick)\n";
 
 std::optional<long> parse_number(const char* text, long low, long high) {
   char* end = nullptr;
@@ -241,10 +242,11 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
 
 // Times the learner's kernel beside the op's built-in float32 variants with the kernel lab, on
 // the op's own description (kernels/opinfo/): the lab validates every variant again on the op's
-// odd sizes, then takes `repetitions` samples of each on the wall clock (a sample: calls back to
-// back for at least `min_sample_ms`) and reports the median time per call with a 95% bootstrap
-// interval. The kernel alone is timed, on raw buffers: no output allocation, no front end.
-void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
+// odd sizes, then takes `repetitions` samples of each, interleaved, on the wall clock (a sample:
+// calls back to back for at least `min_sample_ms`), and reports the median time per call with
+// a 95% bootstrap interval. The kernel alone is timed, on raw buffers: no output allocation, no
+// front end. Then grades it (grade.h) and prints the verdict.
+void time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
   lab::LabOptions lo;
   lo.op = ex.op;
   lo.sizes = o.quick ? ex.quick_timing_sizes : ex.timing_sizes;
@@ -253,15 +255,23 @@ void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Op
     if (e.tag != kernels::VariantTag::user && e.has(DType::f32)) lo.variants.push_back(e.name);
   }
   lo.threads = o.threads;
-  lo.repetitions = o.runs > 0 ? o.runs : o.quick ? 3 : 9;
+  lo.repetitions = o.runs > 0 ? o.runs : o.quick ? 3 : 15;
   lo.min_sample_ms = o.quick ? 2 : 20;
   lo.max_variant_s = o.quick ? 2 : 10;
   lo.seed = o.seed;
+  // % of this machine's peak, from `prism machine`'s cache (never measured here: seconds).
+  const profiler::MachinePeak* peak = profiler::machine_peak(false);
+  if (peak) {
+    lo.peak_gflops = peak->peak_gflops(lo.threads);
+    lo.peak_gbs = peak->peak_gbps(lo.threads);
+  }
   fmt::print(
-      "\ntiming, informational only (the kernel lab: prism lab {} --sizes ...): {} thread{}, the "
-      "kernel alone on raw buffers, median of {} samples of at least {} ms each, with its 95% "
-      "interval:\n",
-      ex.op, lo.threads, lo.threads == 1 ? "" : "s", lo.repetitions, lo.min_sample_ms);
+      "\ntiming (the kernel lab: prism lab {} --sizes ...): {} thread{}, the kernel alone on raw "
+      "buffers, median of {} interleaved samples of at least {} ms each, with its 95% "
+      "interval{}:\n",
+      ex.op, lo.threads, lo.threads == 1 ? "" : "s", lo.repetitions, lo.min_sample_ms,
+      peak ? "; % of this machine's peak from prism machine"
+           : " (run prism machine once for % of peak)");
   // Fewer samples than the lab calls stable (--quick): say so once instead of on every row.
   const bool few = lo.repetitions < static_cast<int>(profiler::stats::kMinStableSamples);
   if (few) fmt::print("  (too few samples for stable figures: run without --quick to compare)\n");
@@ -279,8 +289,8 @@ void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Op
     if (rows.empty()) continue;
     fmt::print("  size {}: {:.1f} MFLOP, {:.1f} MB\n", size, rows[0]->flops / 1e6,
                rows[0]->bytes / 1e6);
-    fmt::print("    {:<{}} {:>10} {:>21} {:>9} {:>8} {:>11}\n", "variant", width, "us",
-               "95% interval", "GFLOP/s", "GB/s", "time/yours");
+    fmt::print("    {:<{}} {:>10} {:>21} {:>9} {:>8} {:>7} {:>11}\n", "variant", width, "us",
+               "95% interval", "GFLOP/s", "GB/s", "%peak", "time/yours");
     for (const lab::TimingRow* row : rows) {
       if (!row->timed) {
         fmt::print("    {:<{}} {}\n", row->variant, width, row->note);
@@ -288,13 +298,18 @@ void print_timing(const Exercise& ex, const kernels::KernelEntry& user, const Op
       }
       const std::string ratio =
           mine && mine->timed ? fmt::format("{:.2f}x", row->median_ns / mine->median_ns) : "-";
-      fmt::print("    {:<{}} {:>10.2f} {:>21} {:>9.2f} {:>8.2f} {:>11}{}\n", row->variant, width,
-                 row->median_ns / 1e3,
+      // The roofline's share: of the FLOP peak or of the bandwidth, whichever bounds this size.
+      const std::string pct =
+          row->pct_roofline > 0 ? fmt::format("{:.0f}", row->pct_roofline) : "-";
+      fmt::print("    {:<{}} {:>10.2f} {:>21} {:>9.2f} {:>8.2f} {:>7} {:>11}{}\n", row->variant,
+                 width, row->median_ns / 1e3,
                  fmt::format("[{:.2f}, {:.2f}]", row->ci_low_ns / 1e3, row->ci_high_ns / 1e3),
-                 row->gflops, row->gbs, ratio,
+                 row->gflops, row->gbs, pct, ratio,
                  row->unstable && !few ? "  (unstable: more --runs or a quieter machine)" : "");
     }
   }
+  if (ex.tiers.empty()) return;
+  fmt::print("\n{}", format_grade(ex.tiers, grade_kernel(ex.tiers, r, user.name, o.seed)));
 }
 
 // ---- one kernel ------------------------------------------------------------------------------
@@ -337,7 +352,7 @@ bool check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Op
     fmt::print("\n{}\n", first_hint);
     return false;
   }
-  if (o.timing) print_timing(ex, user, o);
+  if (o.timing) time_and_grade(ex, user, o);
   return true;
 }
 

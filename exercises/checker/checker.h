@@ -9,15 +9,18 @@
 //   3. prints one line per case and, for the first failure, a hint;
 //   4. if every case passed, times the user's kernel against the op's built-in variants with
 //      the kernel lab (kernels/lab/lab.h: on the op's own description, validated first, timed
-//      interleaved, medians with intervals); informational, never a pass or a fail.
-// Exit code: 0 every case passed, 1 a case failed, 2 the program could not check (no user
-// kernel registered, a bad flag).
+//      interleaved, medians with intervals) at sizes that matter (small, past the caches, other
+//      layouts), and grades it: the performance tier it reached at every size (grade.h), with
+//      the hint for the next. A tier is never a fail: a correct kernel passes.
+// Exit code: 0 every case passed (whatever tier the kernel reached), 1 a case failed, 2 the
+// program could not check (no user kernel registered, a bad flag).
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "exercises/checker/grade.h"
 #include "exercises/checker/guard.h"
 #include "tensor/tensor.h"
 
@@ -49,6 +52,8 @@ struct Exercise {
   // --list`): small ones with --quick (the test suite), larger ones otherwise.
   std::vector<std::string> quick_timing_sizes;
   std::vector<std::string> timing_sizes;
+  // The performance tiers, in order (grade.h); each README states them with their reasons.
+  std::vector<Tier> tiers;
 };
 
 // Every exercise, in course order (exercises.cpp).

@@ -199,6 +199,44 @@ std::vector<Case> conv_cases() {
   };
 }
 
+// ---- the hints for a missed performance tier --------------------------------------------------
+
+const char* const kRelu1 =
+    "walk the output in order with one index per layout dim, and keep the innermost loop over "
+    "the last dim free of divisions and function calls, so the compiler can vectorise it.";
+const char* const kSum1 =
+    "one loop per row over a pointer to its first element: no index arithmetic beyond i * "
+    "col_stride in the inner loop.";
+const char* const kSum2 =
+    "a single sum is one chain of dependent adds. Keep several partial sums (8, 16, 32) and add "
+    "them at the end; when col_stride is not 1 but row_stride is, swap the loops and add whole "
+    "rows into a line of partial sums (kernels/cpu/reduce_optimized.cpp).";
+const char* const kLoop1 =
+    "order the loops i-k-j: the inner loop then walks a row of B and a row of C with unit "
+    "stride, instead of a column of B.";
+const char* const kLoop2 =
+    "hoist a[i][p] out of the inner loop, and when B is transposed (b_cs != 1) switch to the "
+    "i-j-k dot product, whose inner loop is then the unit-stride one.";
+const char* const kTile2 =
+    "keep a tile of C (e.g. 8 x 32) in registers across the whole k loop: each loaded value of "
+    "B then feeds 8 FMAs, and C is loaded and stored once per tile instead of once per k.";
+const char* const kTile3 =
+    "pack the panels of A and B into contiguous buffers in the order the tile reads them (that "
+    "also makes a transposed B cost nothing), and block k so a panel of B stays in L2 "
+    "(kernels/cpu/matmul_optimized.cpp).";
+const char* const kSoftmax1 =
+    "one pass finds the maximum and the running sum together (rescale the sum when the maximum "
+    "grows); a second pass writes exp(x - max) / sum. Use expf in float, not exp in double.";
+const char* const kSoftmax2 =
+    "the exp dominates: evaluate it on 16 floats at once, with a polynomial after a range "
+    "reduction (kernels/cpu/fast_exp.h), so the loop vectorises.";
+const char* const kConv1 =
+    "unfold each image's patches into a [C kh kw, Ho Wo] matrix once, then compute all outputs "
+    "as one matrix product per image.";
+const char* const kConv2 =
+    "the product decides: order its loops i-k-j (exercise 03) or tile it (exercise 04), or call "
+    "a fast GEMM on the unfolded matrix.";
+
 // ---- the list ------------------------------------------------------------------------------
 
 std::vector<Exercise> make_exercises() {
@@ -214,8 +252,9 @@ std::vector<Exercise> make_exercises() {
       &Guard<UnaryArgs>::arm,
       [](const Case& c) { return relu(c.inputs[0]); },
       relu_cases,
-      {"262144", "512x512:t"},
-      {"4194304", "2048x2048:t"},
+      {"4096", "512x512:t"},
+      {"4096", "16777216", "2048x2048:t"},  // in L1; 64 MB each way; a transposed view
+      {{"as fast as naive", "naive", 1.10, kRelu1}},
   });
 
   v.push_back({
@@ -228,8 +267,10 @@ std::vector<Exercise> make_exercises() {
       &Guard<ReduceArgs>::arm,
       [](const Case& c) { return sum(c.inputs[0], c.ints); },
       sum_cases,
-      {"1024x256", "1024x256:t"},  // rows contiguous, then read through a transpose
-      {"4096x1024", "4096x1024:t"},
+      {"64x1024", "1024x256:t"},
+      {"64x1024", "4096x4096", "4096x1024:t"},  // in L2; 64 MB; read through a transpose
+      {{"as fast as naive", "naive", 1.10, kSum1},
+       {"within 1.5x of the best built-in", "best", 1.5, kSum2}},
   });
 
   const char* const matmul_tol_why =
@@ -246,7 +287,9 @@ std::vector<Exercise> make_exercises() {
       [](const Case& c) { return matmul(c.inputs[0], c.inputs[1]); },
       matmul_cases,
       {"128"},
-      {"512"},
+      {"128", "512", "512:nt"},  // in L2; past L2 (3 MB); B transposed
+      {{"beats naive", "naive", 1.0, kLoop1},
+       {"as fast as prism's i-k-j loop", "reordered", 1.10, kLoop2}},
   });
   v.push_back({
       "04_matmul_tiled",
@@ -259,7 +302,10 @@ std::vector<Exercise> make_exercises() {
       [](const Case& c) { return matmul(c.inputs[0], c.inputs[1]); },
       matmul_cases,
       {"128"},
-      {"512"},
+      {"128", "512", "512:nt"},  // in L2; past L2 (3 MB); B transposed
+      {{"beats naive", "naive", 1.0, kLoop1},
+       {"beats cache blocking alone", "blocked", 1.0, kTile2},
+       {"within 2x of the best built-in", "best", 2.0, kTile3}},
   });
 
   v.push_back({
@@ -273,7 +319,9 @@ std::vector<Exercise> make_exercises() {
       [](const Case& c) { return softmax(c.inputs[0], c.ints[0]); },
       softmax_cases,
       {"256x1024"},
-      {"256x1024", "2048x4096"},
+      {"256x1024", "2048x4096", "4096x64"},  // in L2; 32 MB; short rows
+      {{"beats naive", "naive", 1.0, kSoftmax1},
+       {"within 2x of the best built-in", "best", 2.0, kSoftmax2}},
   });
 
   v.push_back({
@@ -290,7 +338,10 @@ std::vector<Exercise> make_exercises() {
       },
       conv_cases,
       {"8x16x13x13x32x3:s1p0"},  // LeNet's second layer: x [N,16,13,13], w [32,16,3,3]
-      {"64x16x13x13x32x3:s1p0"},
+      {"8x16x13x13x32x3:s1p0", "64x16x13x13x32x3:s1p0",
+       "8x64x28x28x64x3"},  // + a ResNet-like layer
+      {{"beats naive", "naive", 1.0, kConv1},
+       {"within 2x of prism's im2col", "im2col", 2.0, kConv2}},
   });
   return v;
 }

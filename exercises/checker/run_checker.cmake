@@ -1,6 +1,8 @@
 # Runs one exercise checker for ctest and decides pass or fail (cmake -P).
 #   -DPROGRAM=path          the checker executable (run with --quick)
 #   -DEXPECT=regex          it must fail (exit 1: a case failed) with output matching regex
+#   -DPASSES=ON             with EXPECT: it must pass instead (exit 0: correct), with output
+#                           matching regex (a slow kernel's performance tier)
 #   -DLEARNER_FILE=path     a learner's file: while it holds the marker "TODO(exercise)" the
 #                           checker must reject it (it writes nothing yet); without the marker
 #                           the learner says it is done, and it must pass
@@ -19,6 +21,16 @@ if(DEFINED LEARNER_FILE)
     return()
   endif()
   set(EXPECT "elements of [A-Za-z]+ never written")
+endif()
+
+if(PASSES)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "expected the checker to pass this correct kernel (exit code 0), got '${rc}'")
+  endif()
+  if(NOT "${out}" MATCHES "${EXPECT}")
+    message(FATAL_ERROR "the checker passed it, but its output does not match: ${EXPECT}")
+  endif()
+  return()
 endif()
 
 if(NOT rc EQUAL 1)

@@ -56,10 +56,12 @@ void summarize_row(const LabOptions& opts, TimingRow& row) {
   }
 }
 
-// Times `variant` on `c`, filling the timing fields of `row`.
+// Timing, in two steps, so that the samples of the variants of one size interleave (below, in
+// run_lab): prepare_variant measures what one call costs and how many calls make a sample,
+// take_sample times one sample.
 //
-// On the cpu a call is done when it returns; each sample is `calls` calls back to back, timed
-// on the wall clock.
+// On the cpu a call is done when it returns; a sample is `calls` calls back to back, timed on
+// the wall clock.
 //
 // On cuda a launch returns as soon as the kernel is queued, so a host clock around one call
 // measures the launch, not the work. Every timed stretch therefore ends with
@@ -73,20 +75,23 @@ void summarize_row(const LabOptions& opts, TimingRow& row) {
 // whose host side is the bottleneck, which a learner should see. The case's buffers are managed
 // memory written on the host; they are prefetched to the GPU first, so the first call (the cost
 // estimate) measures the kernel, not page migration.
-void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions& opts,
-                  TimingRow& row) {
+void finish_calls(bool gpu) {  // queued GPU work done; nothing to wait for on the cpu
+  if (gpu) kernels::gpu::synchronize();
+}
+
+// Estimates one call, warms up and returns the calls per sample; 0, with `row.note` saying why,
+// when the samples would take longer than opts.max_variant_s.
+int64_t prepare_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions& opts,
+                        TimingRow& row) {
   const bool gpu = opts.device == Device::cuda;
-  auto finish = [gpu] {  // queued GPU work done; nothing to wait for on the cpu
-    if (gpu) kernels::gpu::synchronize();
-  };
   if (gpu) {
     opinfo::prefetch_case_buffers();
-    finish();
+    finish_calls(gpu);
   }
   // The first call (cold caches, page faults on fresh buffers) estimates the cost of one call.
   int64_t t0 = profiler::now_ns();
   c.run(variant);
-  finish();
+  finish_calls(gpu);
   double one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0));
   const int reps = std::max(opts.repetitions, 1);
   const double min_sample_ns = opts.min_sample_ms * 1e6;
@@ -95,7 +100,7 @@ void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions
     row.note = "not timed: one call takes " + std::to_string(one_ns * 1e-9).substr(0, 5) +
                " s, the samples would take ~" + std::to_string(static_cast<int>(estimate_s)) +
                " s (raise --max-seconds)";
-    return;
+    return 0;
   }
   // Warm-up: at least 2 more calls and about one sample's worth of time (on cuda each call
   // waited for: launching a slow kernel unchecked could queue minutes of work).
@@ -103,7 +108,7 @@ void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions
   int warm = 0;
   while (warm < 2 || static_cast<double>(profiler::now_ns() - t0) < min_sample_ns) {
     c.run(variant);
-    finish();
+    finish_calls(gpu);
     ++warm;
   }
   one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / warm);
@@ -114,19 +119,34 @@ void time_variant(Case& c, const kernels::KernelEntry& variant, const LabOptions
     const int64_t batch = std::max<int64_t>(1, static_cast<int64_t>(min_sample_ns / one_ns));
     t0 = profiler::now_ns();
     for (int64_t i = 0; i < batch; ++i) c.run(variant);
-    finish();
+    finish_calls(gpu);
     one_ns = std::max<double>(1, static_cast<double>(profiler::now_ns() - t0) / batch);
   }
-  const int64_t calls =
+  row.calls_per_sample =
       std::max<int64_t>(1, static_cast<int64_t>(std::ceil(min_sample_ns / one_ns)));
-  row.calls_per_sample = calls;
-  for (int r = 0; r < reps; ++r) {
-    t0 = profiler::now_ns();
-    for (int64_t i = 0; i < calls; ++i) c.run(variant);
-    finish();
-    row.samples_ns.push_back(static_cast<double>(profiler::now_ns() - t0) / calls);
+  return row.calls_per_sample;
+}
+
+// One sample: `calls` calls back to back, the time per call in ns.
+double take_sample(Case& c, const kernels::KernelEntry& variant, int64_t calls, bool gpu) {
+  const int64_t t0 = profiler::now_ns();
+  for (int64_t i = 0; i < calls; ++i) c.run(variant);
+  finish_calls(gpu);
+  return static_cast<double>(profiler::now_ns() - t0) / static_cast<double>(calls);
+}
+
+// Runs `step` of variant `v`'s timing; on cuda a fault inside the kernel becomes an Error naming
+// the op, the variant and the size.
+template <class F>
+auto timed(const OpInfo& op, const kernels::KernelEntry& v, const std::string& size, bool gpu,
+           F&& step) {
+  if (!gpu) return step();
+  try {
+    return step();
+  } catch (const Error& e) {
+    throw Error("lab " + op.op + ": CUDA variant '" + v.name + "' failed while timing size " +
+                size + ": " + e.what());
   }
-  summarize_row(opts, row);
 }
 
 // Fills the speed-up columns of each timed row of one size against `naive` and `ref`.
@@ -219,10 +239,16 @@ LabResult run_lab(const LabOptions& opts) {
     result.validation.push_back(std::move(vv));
   }
 
-  // 2. Timing, size by size, variants side by side.
+  // 2. Timing, size by size. The variants share one case (the same inputs, the same buffers)
+  // and their samples interleave: round r takes one sample of every variant, starting one
+  // variant further on each round, so a slow drift of the machine (another process, the clock,
+  // the caches' state) falls on every variant alike instead of on whichever ran last.
   for (const std::string& s : sizes) {
     std::vector<TimingRow*> size_rows;
     const size_t first = result.rows.size();
+    auto c = op.make(s, opts.seed);
+    const profiler::Cost cost = c->cost();
+    std::vector<int64_t> calls(variants.size(), 0);
     for (size_t i = 0; i < variants.size(); ++i) {
       const kernels::KernelEntry& v = *variants[i];
       TimingRow row;
@@ -230,24 +256,28 @@ LabResult run_lab(const LabOptions& opts) {
       row.tag = kernels::tag_name(v.tag);
       row.size = s;
       row.valid = result.validation[i].valid;
-      auto c = op.make(s, opts.seed);
-      const profiler::Cost cost = c->cost();
       row.flops = cost.flops;
       row.bytes = cost.bytes;
       row.workspace_bytes = c->workspace_bytes(v);
       if (!row.valid) {
         row.note = "not timed: failed validation";
-      } else if (gpu) {
-        try {
-          time_variant(*c, v, opts, row);
-        } catch (const Error& e) {
-          throw Error("lab " + op.op + ": CUDA variant '" + v.name + "' failed while timing size " +
-                      s + ": " + e.what());
-        }
       } else {
-        time_variant(*c, v, opts, row);
+        calls[i] = timed(op, v, s, gpu, [&] { return prepare_variant(*c, v, opts, row); });
       }
       result.rows.push_back(std::move(row));
+    }
+    const size_t n = variants.size();
+    for (int r = 0; r < std::max(opts.repetitions, 1); ++r) {
+      for (size_t turn = 0; turn < n; ++turn) {
+        const size_t i = (turn + static_cast<size_t>(r)) % n;
+        if (calls[i] == 0) continue;
+        const kernels::KernelEntry& v = *variants[i];
+        result.rows[first + i].samples_ns.push_back(
+            timed(op, v, s, gpu, [&] { return take_sample(*c, v, calls[i], gpu); }));
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (calls[i] > 0) summarize_row(opts, result.rows[first + i]);
     }
     const TimingRow *naive = nullptr, *ref = nullptr;
     for (size_t i = first; i < result.rows.size(); ++i) {

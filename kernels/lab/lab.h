@@ -8,7 +8,9 @@
 //      normalized: max |y - y_ref| / max |y_ref|, against the op's float32 tolerance.
 //      A variant that fails anywhere is reported and never timed.
 //   2. Timing. Warm-up, then `repetitions` samples; each sample times enough back-to-back
-//      calls to last at least `min_sample_ms`, and records the time per call. The summary is
+//      calls to last at least `min_sample_ms`, and records the time per call. The variants of
+//      one size share one case and their samples interleave (one of each per round), so drift
+//      in the machine falls on all of them alike. The summary is
 //      the median, a 95% bootstrap interval, err% and an "unstable" flag
 //      (profiler/statistics.h); speed-ups over naive and over the reference come with a
 //      bootstrap interval of the ratio and a Mann-Whitney test of "faster".
