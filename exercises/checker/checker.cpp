@@ -24,22 +24,16 @@
 namespace prism::exercises {
 namespace {
 
-struct Options {
-  bool quick = false;  // small timing sizes and few runs (the test suite)
-  bool timing = true;
-  uint64_t seed = 1;
-  int threads = 1;
-  int runs = 0;  // timed samples per variant; 0: 15, or 3 with --quick
-  bool help = false;
-};
-
 constexpr const char* kUsage =
-    "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N]\n"
+    "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N] [--result "
+    "F]\n"
     "  --quick       time small sizes, 3 short samples each (what the test suite runs)\n"
     "  --no-timing   check correctness only (no timing, no performance tier)\n"
     "  --seed N      other random inputs (default 1; the same seed gives the same inputs)\n"
     "  --threads N   OpenMP threads for every variant while timing (default 1)\n"
-    "  --runs N      timed samples per variant, 1 to 1000 (default 15; 3 with --quick)\n";
+    "  --runs N      timed samples per variant, 1 to 1000 (default 15; 3 with --quick)\n"
+    "  --result F    also write the verdict to file F as JSON (prism check does, for prism "
+    "course)\n";
 
 std::optional<long> parse_number(const char* text, long low, long high) {
   char* end = nullptr;
@@ -58,6 +52,8 @@ bool parse_options(int argc, char** argv, Options& o) {
       o.quick = true;
     } else if (a == "--no-timing") {
       o.timing = false;
+    } else if (a == "--result" && i + 1 < argc) {
+      o.result_file = argv[++i];
     } else if ((a == "--seed" || a == "--threads" || a == "--runs") && i + 1 < argc) {
       const long high = a == "--seed" ? 1L << 62 : a == "--threads" ? 256 : 1000;
       const auto v = parse_number(argv[++i], a == "--seed" ? 0 : 1, high);
@@ -245,8 +241,8 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
 // odd sizes, then takes `repetitions` samples of each, interleaved, on the wall clock (a sample:
 // calls back to back for at least `min_sample_ms`), and reports the median time per call with
 // a 95% bootstrap interval. The kernel alone is timed, on raw buffers: no output allocation, no
-// front end. Then grades it (grade.h) and prints the verdict.
-void time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
+// front end. Then grades it (grade.h), prints the verdict and returns the tiers reached.
+int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
   lab::LabOptions lo;
   lo.op = ex.op;
   lo.sizes = o.quick ? ex.quick_timing_sizes : ex.timing_sizes;
@@ -308,13 +304,17 @@ void time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const 
                  row->unstable && !few ? "  (unstable: more --runs or a quieter machine)" : "");
     }
   }
-  if (ex.tiers.empty()) return;
-  fmt::print("\n{}", format_grade(ex.tiers, grade_kernel(ex.tiers, r, user.name, o.seed)));
+  if (ex.tiers.empty()) return 0;
+  const Grade g = grade_kernel(ex.tiers, r, user.name, o.seed);
+  fmt::print("\n{}", format_grade(ex.tiers, g));
+  return g.reached;
 }
 
 // ---- one kernel ------------------------------------------------------------------------------
 
-bool check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
+// Checks one user kernel: every case, then the exercise's more_checks, then (unless --no-timing)
+// its speed. Returns the tiers reached, or -1 when it is not correct.
+int check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
   const auto& ops = kernels::registry().at(ex.op, Device::cpu);
   const std::string ref = ops.find("reference") ? "reference" : "naive";
   fmt::print("\nkernel '{}' for op '{}', against '{}' (float32); tolerance {}: {}\n", user.name,
@@ -350,10 +350,58 @@ bool check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Op
   fmt::print("{} of {} cases passed.\n", passed, n);
   if (passed < n) {
     fmt::print("\n{}\n", first_hint);
-    return false;
+    return -1;
   }
-  if (o.timing) time_and_grade(ex, user, o);
-  return true;
+  if (ex.more_checks && !ex.more_checks(user, o)) return -1;
+  return o.timing ? time_and_grade(ex, user, o) : 0;
+}
+
+// The kernel exercises' whole check: finds the user kernels the program registered and checks
+// each; the tier is the lowest any of them reached.
+Outcome check_kernels(const Exercise& ex, const Options& o) {
+  std::vector<const kernels::KernelEntry*> users;
+  try {
+    for (const auto& e : kernels::registry().at(ex.op, Device::cpu).entries()) {
+      if (e.tag == kernels::VariantTag::user && e.name != kGuardVariant) users.push_back(&e);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "checker: {}\n", e.what());
+    return {2};
+  }
+  if (users.empty()) {
+    fmt::print(stderr,
+               "checker: no kernel is registered for op '{}' in this program. Keep the line\n"
+               "  PRISM_REGISTER_KERNEL({}, <your function>);\n"
+               "at the end of {}. If the program printed 'could not register' above, your\n"
+               "function's parameter is not the argument struct the op takes.\n",
+               ex.op, ex.op, ex.file);
+    return {2};
+  }
+  Outcome out{0, static_cast<int>(ex.tiers.size()),
+              o.timing ? static_cast<int>(ex.tiers.size()) : 0};
+  for (const kernels::KernelEntry* u : users) {
+    const int tier = check_kernel(ex, *u, o);
+    if (tier < 0) out.code = 1;
+    out.tier = std::min(out.tier, std::max(tier, 0));
+  }
+  if (out.code != 0) out.tier = 0;
+  return out;
+}
+
+// --result FILE: the verdict as one JSON object, written to a temporary file and renamed, so a
+// reader never sees half of it.
+bool write_result(const std::string& path, const std::string& id, const Outcome& out) {
+  const char* word = out.code == 0                ? "correct"
+                     : out.code == 1              ? "failing"
+                     : out.code == kCannotRunHere ? "cannot_run_here"
+                                                  : "not_checked";
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return false;
+  fmt::print(f, "{{\"exercise\": \"{}\", \"result\": \"{}\", \"tier\": {}, \"tiers\": {}}}\n", id,
+             word, out.tier, out.tiers);
+  const bool ok = std::fclose(f) == 0;
+  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 }  // namespace
@@ -375,28 +423,13 @@ int run_checker(const std::string& id, int argc, char** argv) {
   }
   set_threads(o.threads);
   fmt::print("exercise {}: {}\nseed {} (--seed N for other inputs)\n", ex->id, ex->title, o.seed);
-  std::vector<const kernels::KernelEntry*> users;
-  try {
-    for (const auto& e : kernels::registry().at(ex->op, Device::cpu).entries()) {
-      if (e.tag == kernels::VariantTag::user && e.name != kGuardVariant) users.push_back(&e);
-    }
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "checker: {}\n", e.what());
+  const Outcome out = ex->run ? ex->run(o) : check_kernels(*ex, o);
+  if (out.code == 0 || out.code == 1) fmt::print("\nresult: {}\n", out.code == 0 ? "PASS" : "FAIL");
+  if (!o.result_file.empty() && !write_result(o.result_file, ex->id, out)) {
+    fmt::print(stderr, "checker: cannot write {}\n", o.result_file);
     return 2;
   }
-  if (users.empty()) {
-    fmt::print(stderr,
-               "checker: no kernel is registered for op '{}' in this program. Keep the line\n"
-               "  PRISM_REGISTER_KERNEL({}, <your function>);\n"
-               "at the end of {}. If the program printed 'could not register' above, your\n"
-               "function's parameter is not the argument struct the op takes.\n",
-               ex->op, ex->op, ex->file);
-    return 2;
-  }
-  bool all = true;
-  for (const kernels::KernelEntry* u : users) all = check_kernel(*ex, *u, o) && all;
-  fmt::print("\nresult: {}\n", all ? "PASS" : "FAIL");
-  return all ? 0 : 1;
+  return out.code;
 }
 
 }  // namespace prism::exercises

@@ -16,6 +16,7 @@
 // program could not check (no user kernel registered, a bad flag).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +26,32 @@
 #include "tensor/tensor.h"
 
 namespace prism::exercises {
+
+// The checker's command line (run_checker parses it; every exercise sees it).
+struct Options {
+  bool quick = false;  // small timing sizes and few runs (the test suite)
+  bool timing = true;  // false: correctness only (--no-timing)
+  uint64_t seed = 1;
+  int threads = 1;
+  int runs = 0;  // timed samples per variant; 0: 15, or 3 with --quick
+  std::string
+      result_file;  // --result FILE: the verdict as JSON, for `prism check` / `prism course`
+  bool help = false;
+};
+
+// What one check of an exercise came to.
+struct Outcome {
+  // 0 correct, 1 a case failed, 2 could not check (no kernel, bad flag), kCannotRunHere: the
+  // exercise needs hardware this machine lacks (a GPU) and was not run.
+  int code = 0;
+  int tier = 0;   // performance tiers reached, in order (0 when not graded or not correct)
+  int tiers = 0;  // how many the exercise has (0: not graded on speed)
+};
+
+// The exit code of an exercise that cannot run on this machine (ctest's SKIP_RETURN_CODE, as
+// the CUDA test suite uses): it is neither passed nor failed. Before returning it, the exercise
+// prints one line "cannot run on this machine: <why>" (the tests match that phrase).
+inline constexpr int kCannotRunHere = 77;
 
 // One set of inputs.
 struct Case {
@@ -54,9 +81,24 @@ struct Exercise {
   std::vector<std::string> timing_sizes;
   // The performance tiers, in order (grade.h); each README states them with their reasons.
   std::vector<Tier> tiers;
+  // Optional checks after every case passed, for what a comparison with one variant's output
+  // cannot see: a float64 gradient check, peak memory, a trajectory over several steps, the same
+  // bits at every thread count. Prints a line per check (and the hint for a failed one); returns
+  // false when one failed.
+  std::function<bool(const kernels::KernelEntry& user, const Options&)> more_checks;
+  // An exercise that is not one CPU kernel of a registry op (a module, a piece of the profiler,
+  // a CUDA kernel) sets `run` instead of op/arm_guard/call/cases: its whole check, printing the
+  // same kind of lines (a case per line with PASS/FAIL, the first failure's hint, the tiers).
+  std::function<Outcome(const Options&)> run;
 };
 
-// Every exercise, in course order (exercises.cpp).
+// Adds an exercise defined in its own folder (exercises/NN_name/check.cpp, compiled into that
+// exercise's programs only), from a static initialiser:
+//   static const bool registered = prism::exercises::add_exercise(make_my_exercise());
+bool add_exercise(Exercise ex);
+
+// Every exercise this program knows: the built-in ones (exercises.cpp), in course order, then
+// those added with add_exercise.
 const std::vector<Exercise>& all_exercises();
 
 // Checks the kernels registered for exercise `id` (main.cpp passes the id it was built for);
