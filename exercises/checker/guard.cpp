@@ -25,4 +25,26 @@ std::vector<BufferSlot> written_buffers(kernels::Conv2dArgs<float>& a) {
   return s;
 }
 
+std::vector<BufferSlot> written_buffers(kernels::LayerNormBackwardArgs<float>& a) {
+  std::vector<BufferSlot> s;
+  if (a.dx) s.push_back({&a.dx, a.rows * a.cols, "dx", true});
+  if (a.dweight) s.push_back({&a.dweight, a.cols, "dweight", true});
+  if (a.dbias) s.push_back({&a.dbias, a.cols, "dbias", true});
+  return s;
+}
+
+std::vector<BufferSlot> written_buffers(kernels::LinearGeluArgs<float>& a) {
+  std::vector<BufferSlot> s = {{&a.y, a.rows * a.out, "y", true}};
+  if (a.z) s.push_back({&a.z, a.rows * a.out, "z", true});
+  return s;
+}
+
+std::vector<BufferSlot> written_buffers(kernels::AttentionArgs<float>& a) {
+  const int64_t rows = a.batch * a.heads * a.lq;
+  std::vector<BufferSlot> s = {{&a.out, rows * a.d, "out", true}};
+  if (a.lse) s.push_back({&a.lse, rows, "lse", true});
+  if (a.workspace) s.push_back({&a.workspace, a.workspace_size, "workspace", false});
+  return s;
+}
+
 }  // namespace prism::exercises

@@ -52,6 +52,11 @@ std::vector<BufferSlot> written_buffers(kernels::ReduceArgs<float>& a);
 std::vector<BufferSlot> written_buffers(kernels::MatmulArgs<float>& a);
 std::vector<BufferSlot> written_buffers(kernels::SoftmaxArgs<float>& a);
 std::vector<BufferSlot> written_buffers(kernels::Conv2dArgs<float>& a);
+std::vector<BufferSlot> written_buffers(kernels::LayerNormBackwardArgs<float>& a);
+std::vector<BufferSlot> written_buffers(kernels::LinearGeluArgs<float>& a);
+std::vector<BufferSlot> written_buffers(kernels::AttentionArgs<float>& a);
+// AdamArgs updates param, m and v in place (they are inputs too), so they cannot be poisoned:
+// an optimizer exercise checks its kernel without guard zones.
 
 // The guarded wrapper of one kernel, for the op's argument struct Args. A kernel is a plain
 // function pointer, so the kernel to wrap and where to put the reports live in statics: the
