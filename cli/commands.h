@@ -176,6 +176,26 @@ void check_writable(const std::string& path, const char* what, bool regular_file
 // and ./ or ../ spellings too; empty paths are skipped.
 void check_distinct_outputs(const std::vector<std::pair<const char*, std::string>>& outputs);
 
+// `prism check NAME`: builds an exercise's checker with the learner's file (only that file and
+// the checker's main are compiled; the libraries are already built), runs it, and records the
+// verdict for `prism course` (cmd_check.cpp; the course on disk: course.h).
+struct CheckOptions {
+  std::string name;  // "relu", "01_relu" or "01"
+  bool quick = false;
+  bool no_timing = false;
+  int64_t seed = -1;  // -1: the checker's default
+  int threads = 0;    // 0: the checker's default (1)
+  int runs = 0;       // 0: the checker's default
+};
+int run_check(const CheckOptions& opts);
+
+// `prism course`: the modules and exercises in course order, the learner's progress on each, and
+// what to do next (cmd_course.cpp).
+struct CourseOptions {
+  std::string json_path;  // also write it as JSON
+};
+int run_course(const CourseOptions& opts);
+
 // ---- models (train_data.cpp) -----------------------------------------------------------------
 // A UsageError listing the zoo's models unless `model` names one: checked before any data set
 // is loaded, so a typo costs a millisecond, not the loading of a 400 MB data set.

@@ -12,6 +12,8 @@
 //   prism bench MODEL [...]    latency, throughput and memory per batch size; a server scenario
 //   prism compare A B | MODEL  baseline against candidate, with statistics and a decision
 //   prism gate BASE CAND       a regression gate for CI (or --baselines DIR: the self-gate)
+//   prism check NAME           build and run an exercise's checker on the learner's file
+//   prism course               the modules, the exercises, the learner's progress, what is next
 //
 // `prism` with no command prints the help on stderr and exits 2 (no command was given: a usage
 // error, so scripts notice); `prism --help` prints it on stdout and exits 0.
@@ -62,6 +64,10 @@ int run(int argc, char** argv) {
       return prism::cli::run_compare(cl.compare);
     case Command::gate:
       return prism::cli::run_gate(cl.gate);
+    case Command::check:
+      return prism::cli::run_check(cl.check);
+    case Command::course:
+      return prism::cli::run_course(cl.course);
     case Command::none:
       break;
   }

@@ -350,6 +350,27 @@ void add_gate_options(CLI::App& cmd, GateCliOptions& o) {
   cmd.add_flag("--verbose", o.verbose, "print the checks that passed too");
 }
 
+void add_check_options(CLI::App& cmd, CheckOptions& o) {
+  cmd.add_option("NAME", o.name,
+                 "the exercise: its name (relu), folder (01_relu) or number (01); `prism course` "
+                 "lists them")
+      ->required();
+  cmd.add_flag("--quick", o.quick, "time small sizes, 3 short samples each (what ctest runs)");
+  cmd.add_flag("--no-timing", o.no_timing, "check correctness only (no performance tier)");
+  cmd.add_option("--seed", o.seed, "other random inputs (default 1)")
+      ->check(whole_number(0, int64_t{1} << 62));
+  cmd.add_option("--threads", o.threads, "OpenMP threads while timing, 1 to 256 (default 1)")
+      ->check(whole_number(1, 256));
+  cmd.add_option("--runs", o.runs, "timed samples per variant, 1 to 1000 (default 15)")
+      ->check(whole_number(1, 1000));
+}
+
+void add_course_options(CLI::App& cmd, CourseOptions& o) {
+  cmd.add_option("--json", o.json_path, "also write the modules, exercises and progress as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
+}
+
 // "prism" or "prism demo": where to point the user for --help.
 std::string command_path(const CLI::App& app) {
   std::string path = "prism";
@@ -361,8 +382,8 @@ std::string command_path(const CLI::App& app) {
 std::string unexpected_message(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
   return fmt::format(
-      "unknown command '{}' (commands: bench, compare, demo, gate, lab, machine, ops, summary, "
-      "train)",
+      "unknown command '{}' (commands: bench, check, compare, course, demo, gate, lab, machine, "
+      "ops, summary, train)",
       arg);
 }
 
@@ -400,6 +421,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App* gate = app.add_subcommand(
       "gate", "a regression gate: exit 1 when a threshold breaks (or check the baselines)");
   add_gate_options(*gate, result.gate);
+  CLI::App* check = app.add_subcommand(
+      "check", "build and run an exercise's checker on your kernel; record the verdict");
+  add_check_options(*check, result.check);
+  CLI::App* course = app.add_subcommand(
+      "course", "the modules and exercises, your progress on each, and what is next");
+  add_course_options(*course, result.course);
   // Leftover arguments at the top level get our own message (see unexpected_message); set after
   // the subcommands exist so they keep rejecting unknown flags themselves.
   app.allow_extras();
@@ -443,6 +470,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.command = Command::compare;
   } else if (gate->parsed()) {
     result.command = Command::gate;
+  } else if (check->parsed()) {
+    result.command = Command::check;
+  } else if (course->parsed()) {
+    result.command = Command::course;
   } else {
     result.exit_code = kExitUsage;
     result.err = app.help() + "\nprism: no command given (try `prism demo`)\n";

@@ -10,7 +10,21 @@
 
 namespace prism::cli {
 
-enum class Command { none, version, ops, demo, train, summary, machine, lab, bench, compare, gate };
+enum class Command {
+  none,
+  version,
+  ops,
+  demo,
+  train,
+  summary,
+  machine,
+  lab,
+  bench,
+  compare,
+  gate,
+  check,
+  course
+};
 
 struct CommandLine {
   // >= 0: parsing alone decided the outcome (--help: 0, the help in `out`; a bad flag or value:
@@ -29,6 +43,8 @@ struct CommandLine {
   BenchCliOptions bench;
   CompareOptions compare;
   GateCliOptions gate;
+  CheckOptions check;
+  CourseOptions course;
 };
 
 // Parses argv (argv[0] is the program name) with the CLI11 app that defines every command, its

@@ -6,8 +6,10 @@
 #   profiler <- kernels <- kernels/opinfo <- kernels/lab
 #                  ^
 #                tensor <- nn <- analysis <- cli
-#   exercises (the learners' kernels and their checker) sit on kernels, kernels/opinfo,
-#   kernels/lab (the checker times with the lab) and tensor.
+#   exercises (the learners' kernels, layers and profiler pieces, and their checker) sit on
+#   kernels, kernels/opinfo, kernels/lab (the checker times with the lab), tensor and nn (an
+#   exercise writes an nn::Module). examples/ (a learner's own programs) may use every library
+#   but the command line.
 set(_prism_layers
   "profiler:profiler"
   "kernels:profiler,kernels"
@@ -17,8 +19,9 @@ set(_prism_layers
   "nn:profiler,tensor,nn"
   "analysis:profiler,kernels,tensor,nn,analysis"
   "cli:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,cli"
-  "exercises:profiler,kernels,kernels/opinfo,kernels/lab,tensor,exercises")
-set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises bench tests modules)
+  "exercises:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,exercises"
+  "examples:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,examples")
+set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises examples bench tests modules)
 
 function(_prism_include_layer path out)  # "kernels/lab/x.h" -> kernels/lab; "kernels/x.h" -> kernels
   if(path MATCHES "^kernels/(lab|opinfo)/")

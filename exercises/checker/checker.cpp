@@ -356,6 +356,8 @@ int check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Opt
   return o.timing ? time_and_grade(ex, user, o) : 0;
 }
 
+}  // namespace
+
 // The kernel exercises' whole check: finds the user kernels the program registered and checks
 // each; the tier is the lowest any of them reached.
 Outcome check_kernels(const Exercise& ex, const Options& o) {
@@ -387,6 +389,8 @@ Outcome check_kernels(const Exercise& ex, const Options& o) {
   if (out.code != 0) out.tier = 0;
   return out;
 }
+
+namespace {
 
 // --result FILE: the verdict as one JSON object, written to a temporary file and renamed, so a
 // reader never sees half of it.

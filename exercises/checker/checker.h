@@ -101,6 +101,12 @@ bool add_exercise(Exercise ex);
 // those added with add_exercise.
 const std::vector<Exercise>& all_exercises();
 
+// The whole check of a kernel exercise (one without `run`): every user variant of ex.op, its
+// cases, its more_checks and, with o.timing, its timing and tiers. An exercise whose `run` only
+// changes the setting (exercise 13 runs it at 2 or more OpenMP threads) calls it with a copy of
+// itself that has no `run`.
+Outcome check_kernels(const Exercise& ex, const Options& o);
+
 // Checks the kernels registered for exercise `id` (main.cpp passes the id it was built for);
 // parses the flags in argv. Returns the exit code.
 int run_checker(const std::string& id, int argc, char** argv);

@@ -1,0 +1,98 @@
+// `prism check` and `prism course` (cli/course.h): the course on disk and the learner's progress.
+// Every run sets PRISM_COURSE_DIR to its own temporary directory, so a learner's real progress
+// file (build/course/progress.json) is never touched by the tests.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_run.h"
+
+using namespace prism::cli_test;
+
+namespace {
+
+std::string course_env(const TempDir& dir) {
+  return "PRISM_COURSE_DIR='" + dir.path().string() + "'";
+}
+
+}  // namespace
+
+TEST_CASE("prism course lists the modules and exercises in order, the progress and what is next") {
+  TempDir dir;
+  const RunResult r = run_prism("course --json course.json", dir.path(), course_env(dir));
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "01_relu"));
+  CHECK(contains(r.out, "build/prism check relu"));
+  CHECK(contains(r.out, "next: "));
+  const auto doc = nlohmann::json::parse(read_file(dir / "course.json"));
+  REQUIRE(doc["modules"].size() >= 10);
+  CHECK(doc["modules"][0]["id"] == "01_tensors_views_autograd");
+  // Module 01 links exercise 01, and the exercise row says so.
+  const auto& m01 = doc["modules"][0]["exercises"];
+  CHECK(std::find(m01.begin(), m01.end(), "01_relu") != m01.end());
+  REQUIRE(doc["exercises"].size() >= 6);
+  CHECK(doc["exercises"][0]["id"] == "01_relu");
+  CHECK(doc["exercises"][0]["modules"][0] == "01");
+  CHECK(doc["exercises"][0]["check"] == "build/prism check relu");
+}
+
+TEST_CASE("prism check builds the checker, runs it, and records the verdict prism course shows") {
+  TempDir dir;
+  // --no-timing: the verdict, not the speed, is under test here.
+  const RunResult r = run_prism("check 01 --no-timing", dir.path(), course_env(dir));
+  REQUIRE(r.exited);
+  // The learner's file as it is in this tree: the stub (a case fails, exit 1) or, once a learner
+  // has done it, a passing kernel (exit 0). Either way the record says the same as the exit code.
+  REQUIRE_MESSAGE((r.code == 0 || r.code == 1), (r.out + r.err));
+  CHECK(contains(r.out, "building exercise_relu"));
+  CHECK(contains(r.out, r.code == 0 ? "result: PASS" : "result: FAIL"));
+  const auto doc = nlohmann::json::parse(read_file(dir / "progress.json"));
+  CHECK(doc["exercises"]["01_relu"]["result"] == (r.code == 0 ? "correct" : "failing"));
+
+  const RunResult c = run_prism("course", dir.path(), course_env(dir));
+  CHECK(c.code == 0);
+  CHECK(contains(c.out, r.code == 0 ? "correct" : "failing"));
+}
+
+TEST_CASE("prism check refuses a name that is no exercise, naming the exercises") {
+  TempDir dir;
+  const RunResult r = run_prism("check no_such_exercise", dir.path(), course_env(dir));
+  REQUIRE(r.exited);
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "no exercise 'no_such_exercise'"));
+  CHECK(contains(r.err, "relu"));
+  CHECK(!std::filesystem::exists(dir / "progress.json"));
+  const RunResult bad_flag = run_prism("check relu --runs 0", dir.path(), course_env(dir));
+  CHECK(bad_flag.code == 2);
+  CHECK(contains(bad_flag.err, "--runs"));
+}
+
+TEST_CASE("prism course refuses a progress file that is not one, naming it") {
+  TempDir dir;
+  {
+    std::ofstream f(dir / "progress.json");
+    f << "{\"exercises\": [1, 2";
+  }
+  const RunResult r = run_prism("course", dir.path(), course_env(dir));
+  REQUIRE(r.exited);
+  CHECK(r.code == 1);
+  CHECK(contains(r.err, "progress.json is not a prism course progress file"));
+}
+
+TEST_CASE("prism check and prism course say so when prism runs outside its build directory") {
+  TempDir dir;
+  const fs::path copy = dir / "prism";
+  fs::copy_file(prism_binary(), copy);
+  // The libraries stay where they are (the build's rpath is relative to the binary).
+  const std::string cmd = "cd '" + dir.path().string() + "' && " + course_env(dir) +
+                          " LD_LIBRARY_PATH='" + PRISM_BINARY_DIR + "' '" + copy.string() +
+                          "' course > out.txt 2> err.txt";
+  const int status = std::system(cmd.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(contains(read_file(dir / "err.txt"), "not a build directory of prism"));
+}
