@@ -93,12 +93,12 @@ struct Exercise {
 };
 
 // Adds an exercise defined in its own folder (exercises/NN_name/check.cpp, compiled into that
-// exercise's programs only), from a static initialiser:
+// exercise's programs only; checker/shared_cases.h has what several share), from a static
+// initialiser:
 //   static const bool registered = prism::exercises::add_exercise(make_my_exercise());
 bool add_exercise(Exercise ex);
 
-// Every exercise this program knows: the built-in ones (exercises.cpp), in course order, then
-// those added with add_exercise.
+// Every exercise this program knows: those added with add_exercise (a checker program has one).
 const std::vector<Exercise>& all_exercises();
 
 // The whole check of a kernel exercise (one without `run`): every user variant of ex.op, its

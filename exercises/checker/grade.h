@@ -1,7 +1,7 @@
 // Performance tiers: once a kernel is correct, how fast is it, stated with the uncertainty a
 // shared machine leaves.
 //
-// An exercise lists its tiers in order (exercises.cpp; each README says why each threshold is
+// An exercise lists its tiers in order (its check.cpp; each README says why each threshold is
 // where it is). A tier compares the learner's kernel with a yardstick: a built-in variant by
 // name (`naive`, `reordered`), or "best", the fastest built-in variant at each size. At every timed
 // size the kernel lab gives both kernels' samples, taken interleaved, and the ratio
