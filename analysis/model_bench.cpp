@@ -7,7 +7,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -154,14 +153,30 @@ void check_bench_options(const BenchOptions& o) {
 }
 
 std::string kernel_choices() {
-  std::string s;
-  std::set<std::string> seen;  // an op is listed once per device: print each choice once
-  for (const kernels::OpKernels* k : kernels::registry().all()) {
-    if (&k->chosen() == &k->default_entry()) continue;
-    const std::string item = k->op() + "=" + k->chosen().name;
-    if (!seen.insert(item).second) continue;
+  // The registry holds an op once per device (the CUDA backend's copies join when it loads) and
+  // one choice applies to every device, so the list is grouped by op: one item per op, never
+  // one per device. all() is sorted by op, so an op's devices are adjacent. Devices that run
+  // differently named variants for one choice (a tag such as "naive" picks each device's own)
+  // share the item: "op=a/b".
+  std::string s, op;
+  std::vector<std::string> names;  // the chosen variants of `op`, each once
+  auto flush = [&] {
+    if (names.empty()) return;
+    std::string item = op + "=";
+    for (size_t i = 0; i < names.size(); ++i) item += (i ? "/" : "") + names[i];
     s += (s.empty() ? "" : ",") + item;
+    names.clear();
+  };
+  for (const kernels::OpKernels* k : kernels::registry().all()) {
+    if (k->op() != op) {
+      flush();
+      op = k->op();
+    }
+    if (&k->chosen() == &k->default_entry()) continue;
+    const std::string& name = k->chosen().name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
+  flush();
   return s;
 }
 

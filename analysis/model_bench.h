@@ -130,7 +130,8 @@ BenchResult run_bench(const BenchOptions& options);
 void check_bench_options(const BenchOptions& options);
 
 // The kernel variants chosen apart from the defaults, "op=variant" joined by commas, each op
-// once (a choice applies on every device that has the variant); "" when none.
+// once (a choice applies on every device that has the variant; devices that run differently
+// named variants for it share the item, "op=a/b"); "" when none.
 std::string kernel_choices();
 
 // The harness's own cost per timed call, in ns: the timing loop around a call that does nothing.

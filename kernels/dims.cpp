@@ -2,6 +2,7 @@
 #include "kernels/dims.h"
 
 #include <algorithm>
+#include <ostream>
 
 namespace prism {
 
@@ -12,6 +13,10 @@ std::string Dims::str() const {
     s += std::to_string(d_[i]);
   }
   return s + "]";
+}
+
+std::ostream& operator<<(std::ostream& os, const Dims& d) {
+  return os << d.str();
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,10 @@ class Dims {
   int64_t d_[kMax] = {};
   int n_ = 0;
 };
+
+// The text form, "[2,3]", as Dims::str(): `std::cout << t.shape()` prints it, and so does a
+// failed test CHECK comparing shapes (doctest prints a value through its operator<<).
+std::ostream& operator<<(std::ostream& os, const Dims& d);
 
 // The sizes of a shape that may come from outside the program (a file header, a flag, a
 // caller), checked: every entry is non-negative, and the element count and the byte size of

@@ -21,6 +21,41 @@ std::string list_names(const OpKernels& k) {
   return s;
 }
 
+// The tags whose names also pick a variant (OpKernels::find): the one variant with that tag.
+constexpr VariantTag kAliasTags[] = {VariantTag::naive, VariantTag::reference, VariantTag::user};
+
+// Why a tag's name ("user", "naive", "reference") picked no variant of the op on the devices
+// `ks`, as a sentence naming the candidates: several variants have the tag, so the tag alone
+// does not say which; or, for "user", no learner kernel is registered at all. "" when `name` is
+// no tag's name or there is nothing more to say than the list of variants.
+std::string tag_problem(const std::vector<const OpKernels*>& ks, std::string_view name) {
+  const auto tag = std::find_if(std::begin(kAliasTags), std::end(kAliasTags),
+                                [&](VariantTag t) { return name == tag_name(t); });
+  if (tag == std::end(kAliasTags)) return "";
+  std::string out;
+  int tagged = 0;  // on every device
+  for (const OpKernels* k : ks) {
+    std::string names;
+    int n = 0;
+    for (const auto& e : k->entries()) {
+      if (e.tag != *tag) continue;
+      names += (names.empty() ? "" : ", ") + e.name;
+      ++n;
+    }
+    tagged += n;
+    if (n > 1 && !k->find(name)) {
+      out += (out.empty() ? "" : "; ") + ("'" + std::string(name) + "' is ambiguous on ") +
+             device_name(k->device()) + ": " + std::to_string(n) + " variants are tagged " +
+             std::string(name) + " (" + names + "), name one";
+    }
+  }
+  if (tagged == 0 && *tag == VariantTag::user && !ks.empty()) {
+    out = "no user kernel is registered for " + ks.front()->op() +
+          " ('user' picks the one kernel registered with PRISM_REGISTER_KERNEL)";
+  }
+  return out;
+}
+
 // Scoped overrides on this thread, innermost last. Usually empty, so select() is one branch.
 // Kept by name, not by entry: an op registered inside the scope (a CUDA op, when the backend is
 // loaded there) obeys the guard too.
@@ -83,9 +118,10 @@ const KernelEntry* OpKernels::find(std::string_view name) const {
     if (e.name == name) return &e;
   }
   // The canonical names: "naive" and "reference" also name the variant with that tag, so
-  // `--kernel cross_entropy=naive` runs "composed" and `--kernel X=naive` works for every op.
+  // `--kernel cross_entropy=naive` runs "composed" and `--kernel X=naive` works for every op;
+  // "user" names a learner's kernel (PRISM_REGISTER_KERNEL) without repeating its function name.
   const KernelEntry* tagged = nullptr;
-  for (auto tag : {VariantTag::naive, VariantTag::reference}) {
+  for (VariantTag tag : kAliasTags) {
     if (name != tag_name(tag)) continue;
     for (const auto& e : entries_) {
       if (e.tag != tag) continue;
@@ -99,8 +135,10 @@ const KernelEntry* OpKernels::find(std::string_view name) const {
 const KernelEntry& OpKernels::at(std::string_view name) const {
   const KernelEntry* e = find(name);
   if (!e) {
+    const std::string why = tag_problem({this}, name);
     throw Error(op_ + ": no kernel variant named '" + std::string(name) + "' on " +
-                device_name(device_) + " (variants: " + list_names(*this) + ")");
+                device_name(device_) + " (variants: " + list_names(*this) + ")" +
+                (why.empty() ? "" : "; " + why));
   }
   return *e;
 }
@@ -229,7 +267,8 @@ std::vector<OpKernels*> resolve(std::string_view op, std::string_view variant) {
     m += std::string(i ? " or " : "") + device_name(ks[i]->device()) +
          " (variants: " + list_names(*ks[i]) + ")";
   }
-  throw Error(m + note);
+  const std::string why = tag_problem(std::vector<const OpKernels*>(ks.begin(), ks.end()), variant);
+  throw Error(m + (why.empty() ? "" : "; " + why) + note);
 }
 
 // Applies a choice to one op's kernels: the entry's index, or -1 (the default) where this device

@@ -20,6 +20,8 @@
 // A learner adds a kernel from their own file, no framework edits:
 //   void my_matmul(const prism::kernels::MatmulArgs<float>& a) { ... }
 //   PRISM_REGISTER_KERNEL(matmul, my_matmul);
+// and chooses it by its name (`--kernel matmul=my_matmul`) or by its tag (`--kernel matmul=user`,
+// when it is the op's only user kernel).
 #pragma once
 
 #include <deque>
@@ -111,8 +113,10 @@ class OpKernels {
   void set_default(std::string_view name);
   const KernelEntry& default_entry() const;
 
-  // By name; "naive" and "reference" also find the one variant with that tag when none is named
-  // so ("composed", "per_tensor", "two_pass", "unfused" are their ops' naive variants).
+  // By name; "naive", "reference" and "user" also find the one variant with that tag when none
+  // is named so ("composed", "per_tensor", "two_pass", "unfused" are their ops' naive variants;
+  // "user" is the learner's kernel, whatever its function is called). nullptr when several
+  // variants have the tag: the tag alone does not say which (at() and --kernel explain).
   const KernelEntry* find(std::string_view name) const;
   // Like find, but an unknown name is an Error that lists the variants that exist.
   const KernelEntry& at(std::string_view name) const;

@@ -5,6 +5,7 @@
 #include "analysis/baseline.h"
 #include "analysis/model_bench.h"
 #include "analysis/run_record.h"
+#include "kernels/registry.h"
 #include "profiler/memory.h"
 #include "tensor/ops.h"
 #include "tensor/storage.h"
@@ -67,6 +68,33 @@ TEST_CASE("bench: training steps record the first losses and optimizer state") {
   const BatchResult& b = r.batches[0];
   CHECK(b.tracked_peak_by_role[static_cast<size_t>(profiler::MemRole::gradient)] > 0);
   CHECK(b.class_ns[static_cast<size_t>(OpClass::optimizer)] > 0);
+}
+
+namespace {
+void noop_unary(const kernels::UnaryArgs<float>&) {}
+}  // namespace
+
+TEST_CASE("kernel_choices: one item per op, whatever devices it is registered on") {
+  // An op of this test's own on both devices, whose naive-tagged variants have different names
+  // (as "composed" and "naive" would): one choice is one item, both names in it.
+  kernels::Registry& reg = kernels::registry();
+  const char* op = "kernel_choices_test_op";
+  if (!reg.find(op, Device::cpu)) {
+    using kernels::VariantTag;
+    reg.op(op, Device::cpu).add<kernels::UnaryArgs>("fast", VariantTag::optimized, "", &noop_unary);
+    reg.op(op, Device::cpu).add<kernels::UnaryArgs>("loop", VariantTag::naive, "", &noop_unary);
+    reg.op(op, Device::cuda)
+        .add<kernels::UnaryArgs>("fast", VariantTag::optimized, "", &noop_unary);
+    reg.op(op, Device::cuda).add<kernels::UnaryArgs>("grid", VariantTag::naive, "", &noop_unary);
+  }
+  kernels::set_variant(op, "naive");
+  kernels::set_variant("softmax", "naive");
+  CHECK(kernel_choices() == std::string(op) + "=loop/grid,softmax=naive");
+  kernels::set_variant(op, "fast");  // the default on both devices: not a choice to list
+  CHECK(kernel_choices() == "softmax=naive");
+  kernels::set_variant(op, "");
+  kernels::set_variant("softmax", "");
+  CHECK(kernel_choices() == "");
 }
 
 TEST_CASE("bench: bad options are errors before any work") {

@@ -121,6 +121,27 @@ TEST_CASE("prism train --device cuda trains on the GPU, or says why it cannot") 
   CHECK(gpu_rows);
 }
 
+TEST_CASE("prism train prints each kernel choice once, whatever devices the op is on") {
+  // An op is registered once per device, and the CUDA backend, once loaded, adds its own copy
+  // of every op: the "kernels:" line must still name each choice once. Naming matmul's GPU-only
+  // "tiled" loads the backend where the build has one, so the ops are then on both devices.
+  const bool cuda_ops = prism::kernels::gpu::built() && prism::kernels::gpu::load_backend();
+  const std::string matmul = cuda_ops ? "tiled" : "naive";
+  TempDir dir;
+  const RunResult r =
+      run_prism("train mlp --data spirals --steps 1 --threads 1 --kernel matmul=" + matmul +
+                    " --kernel softmax=naive --kernel cross_entropy=naive "
+                    "--kernel softmax=naive",
+                dir.path());
+  INFO(r.out, r.err);
+  REQUIRE(r.code == 0);
+  // cross_entropy's naive-tagged variant is called "composed"; sorted by op; softmax named twice
+  // on the command line is still one choice.
+  const std::string line = "kernels: cross_entropy=composed,matmul=" + matmul + ",softmax=naive\n";
+  CHECK(contains(r.out, line));
+  CHECK(r.out.find("kernels:") == r.out.rfind("kernels:"));  // one line
+}
+
 TEST_CASE("prism summary gives the well-known parameter and MAC counts quickly") {
   TempDir dir;
   const RunResult r = run_prism("summary resnet50 --depth 1", dir.path());

@@ -25,6 +25,8 @@
 #include "tests/tensor/reference.h"
 #include "tests/test_util.h"
 
+using prism::testing::contains;
+using prism::testing::error_of;
 using prism::testing::run_child;
 
 // ---- a learner's kernels, registered the way the docs say ------------------------------------
@@ -61,6 +63,29 @@ PRISM_REGISTER_KERNEL_EXPECTING_ERROR(no_such_op_anywhere, user_kernel_for_missi
 
 void user_unary_for_matmul(const prism::kernels::UnaryArgs<float>&) {}
 PRISM_REGISTER_KERNEL_EXPECTING_ERROR(matmul, user_unary_for_matmul);  // takes MatmulArgs
+
+// For `--kernel OP=user`: sigmoid gets one user kernel (the tag picks it), tanh two (the tag
+// alone cannot say which). They run the op's built-in naive loop, so the suites that check every
+// variant of an op against its baseline still pass when the whole binary runs in one process.
+// (matmul has user_matmul_ikj, but lab_test.cpp adds user-tagged "wrong_" matmuls at run time.)
+void run_naive(const char* op, const prism::kernels::UnaryArgs<float>& a) {
+  prism::kernels::registry()
+      .at(op, prism::Device::cpu)
+      .at("naive")
+      .get<prism::kernels::UnaryArgs, float>()(a);
+}
+void my_sigmoid(const prism::kernels::UnaryArgs<float>& a) {
+  run_naive("sigmoid", a);
+}
+void my_tanh(const prism::kernels::UnaryArgs<float>& a) {
+  run_naive("tanh", a);
+}
+void my_other_tanh(const prism::kernels::UnaryArgs<float>& a) {
+  run_naive("tanh", a);
+}
+PRISM_REGISTER_KERNEL(sigmoid, my_sigmoid);
+PRISM_REGISTER_KERNEL(tanh, my_tanh);
+PRISM_REGISTER_KERNEL(tanh, my_other_tanh);
 
 }  // namespace
 
@@ -179,6 +204,48 @@ TEST_CASE("PRISM_REGISTER_KERNEL adds a user variant from a test file") {
       reported("could not register kernel 'user_unary_for_matmul' for op 'matmul': matmul: "
                "kernel 'user_unary_for_matmul' takes a different argument struct than the "
                "op's other kernels"));
+}
+
+TEST_CASE("'user' picks an op's one user kernel, and is an error naming the candidates otherwise") {
+  RestoreChoices restore{{"sigmoid", "tanh", "relu"}};
+  const OpKernels& sg = registry().at("sigmoid", Device::cpu);
+  REQUIRE(sg.find("user"));
+  CHECK(sg.find("user")->name == "my_sigmoid");
+  CHECK(sg.at("user").name == "my_sigmoid");
+  // Every way a variant is chosen: --kernel (apply_kernel_choices), set_variant, Use.
+  apply_kernel_choices("sigmoid=user");
+  CHECK(sg.chosen().name == "my_sigmoid");
+  Tensor x = ones({2, 3});
+  CHECK(recorded_variant([&] { sigmoid(x); }, "sigmoid") == "my_sigmoid");
+  set_variant("sigmoid", "");
+  CHECK(sg.chosen().name == sg.default_entry().name);
+  set_variant("sigmoid", "user");
+  CHECK(sg.chosen().name == "my_sigmoid");
+  set_variant("sigmoid", "");
+  {
+    Use use("sigmoid", "user");
+    CHECK(recorded_variant([&] { sigmoid(x); }, "sigmoid") == "my_sigmoid");
+  }
+
+  // Two user kernels: ambiguous, and the message names both so the learner can pick one.
+  const OpKernels& th = registry().at("tanh", Device::cpu);
+  CHECK(th.find("user") == nullptr);
+  const std::string two = error_of([] { apply_kernel_choices("tanh=user"); });
+  CHECK(contains(two, "'user' is ambiguous on cpu: 2 variants are tagged user"));
+  CHECK(contains(two, "(my_tanh, my_other_tanh), name one"));
+  CHECK(th.chosen().name == th.default_entry().name);  // nothing applied
+  CHECK(contains(error_of([&] { (void)th.at("user"); }), "(my_tanh, my_other_tanh)"));
+  CHECK(contains(error_of([] { Use("tanh", "user"); }), "ambiguous"));
+  apply_kernel_choices("tanh=my_other_tanh");  // naming one still works
+  CHECK(th.chosen().name == "my_other_tanh");
+
+  // None: the message says no user kernel is registered, and lists what exists.
+  const std::string none = error_of([] { set_variant("relu", "user"); });
+  CHECK(contains(none, "relu: no kernel variant named 'user' on cpu (variants: naive"));
+  CHECK(contains(none, "no user kernel is registered for relu"));
+  CHECK(contains(none, "PRISM_REGISTER_KERNEL"));
+  CHECK(contains(error_of([] { (void)registry().at("relu", Device::cpu).at("user"); }),
+                 "no user kernel is registered for relu"));
 }
 
 TEST_CASE("a user kernel selected with Use runs, and its result is right") {

@@ -24,11 +24,7 @@ Tensor iota(const Dims& shape) {
   return prism::arange(shape.numel()).view(shape);
 }
 
-std::vector<int64_t> vec(const Dims& d) {
-  return d.vec();
-}
-
-// The message of the prism::Error that f throws ("" if it throws nothing).
+// Tensor allocations on the CPU so far (views must add none).
 int64_t alloc_count() {
   return prism::profiler::memory_stats(0).alloc_count;
 }
@@ -37,31 +33,31 @@ int64_t alloc_count() {
 
 TEST_CASE("views: a fresh tensor is contiguous with row-major strides") {
   Tensor x = iota({2, 3, 4});
-  CHECK(vec(x.shape()) == std::vector<int64_t>{2, 3, 4});
-  CHECK(vec(x.strides()) == std::vector<int64_t>{12, 4, 1});
+  CHECK(x.shape() == Dims{2, 3, 4});
+  CHECK(x.strides() == Dims{12, 4, 1});
   CHECK(x.offset() == 0);
   CHECK(x.is_contiguous());
   CHECK(x.at({1, 2, 3}) == 23);
-  CHECK(vec(prism::contiguous_strides({5, 1, 3})) == std::vector<int64_t>{3, 3, 1});
+  CHECK(prism::contiguous_strides({5, 1, 3}) == Dims{3, 3, 1});
 }
 
 TEST_CASE("views: reshape and view, including -1") {
   Tensor x = iota({2, 3, 4});
   Tensor v = x.view({4, -1});
-  CHECK(vec(v.shape()) == std::vector<int64_t>{4, 6});
-  CHECK(vec(v.strides()) == std::vector<int64_t>{6, 1});
+  CHECK(v.shape() == Dims{4, 6});
+  CHECK(v.strides() == Dims{6, 1});
   CHECK(v.shares_storage_with(x));
   CHECK(v.is_contiguous());
   CHECK(v.at({2, 5}) == 17);
 
   Tensor r = x.reshape({-1, 2});
-  CHECK(vec(r.shape()) == std::vector<int64_t>{12, 2});
+  CHECK(r.shape() == Dims{12, 2});
   CHECK(r.shares_storage_with(x));
   CHECK(r.to_vector() == x.to_vector());
 
   // Size-1 dims can go anywhere.
   Tensor u = x.view({1, 2, 1, 12, 1});
-  CHECK(vec(u.shape()) == std::vector<int64_t>{1, 2, 1, 12, 1});
+  CHECK(u.shape() == Dims{1, 2, 1, 12, 1});
   CHECK(u.shares_storage_with(x));
   CHECK(u.at({0, 1, 0, 11, 0}) == 23);
 
@@ -79,7 +75,7 @@ TEST_CASE("views: view of a non-contiguous tensor that is still viewable") {
   CHECK_FALSE(n.is_contiguous());
   Tensor v = n.view({2, 2, 3});
   CHECK(v.shares_storage_with(x));
-  CHECK(vec(v.strides()) == std::vector<int64_t>{12, 6, 1});
+  CHECK(v.strides() == Dims{12, 6, 1});
   CHECK_FALSE(v.is_contiguous());
   for (int64_t i = 0; i < 2; ++i) {
     for (int64_t j = 0; j < 2; ++j) {
@@ -125,22 +121,22 @@ TEST_CASE("views: view that needs a copy fails clearly, reshape copies instead")
   // But it can split without a copy: the stride stays 0.
   Tensor es = e.view({2, 2, 3});
   CHECK(es.shares_storage_with(e));
-  CHECK(vec(es.strides()) == std::vector<int64_t>{0, 0, 1});
+  CHECK(es.strides() == Dims{0, 0, 1});
 }
 
 TEST_CASE("views: transpose, permute and t") {
   Tensor x = iota({2, 3, 4});
   Tensor tr = x.transpose(0, 2);
-  CHECK(vec(tr.shape()) == std::vector<int64_t>{4, 3, 2});
-  CHECK(vec(tr.strides()) == std::vector<int64_t>{1, 4, 12});
+  CHECK(tr.shape() == Dims{4, 3, 2});
+  CHECK(tr.strides() == Dims{1, 4, 12});
   CHECK(tr.shares_storage_with(x));
   CHECK_FALSE(tr.is_contiguous());
   CHECK(tr.at({3, 1, 1}) == 1 * 12 + 1 * 4 + 3);
   CHECK(x.transpose(-1, -3).strides() == tr.strides());
 
   Tensor p = x.permute({2, 0, 1});
-  CHECK(vec(p.shape()) == std::vector<int64_t>{4, 2, 3});
-  CHECK(vec(p.strides()) == std::vector<int64_t>{1, 12, 4});
+  CHECK(p.shape() == Dims{4, 2, 3});
+  CHECK(p.strides() == Dims{1, 12, 4});
   CHECK(p.shares_storage_with(x));
   // p[k][i][j] = x[i][j][k]
   for (int64_t k = 0; k < 4; ++k) {
@@ -155,8 +151,8 @@ TEST_CASE("views: transpose, permute and t") {
 
   Tensor m = iota({3, 4});
   Tensor mt = m.t();
-  CHECK(vec(mt.shape()) == std::vector<int64_t>{4, 3});
-  CHECK(vec(mt.strides()) == std::vector<int64_t>{1, 4});
+  CHECK(mt.shape() == Dims{4, 3});
+  CHECK(mt.strides() == Dims{1, 4});
   CHECK(mt.to_vector() == std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11});
   CHECK(mt.t().is_contiguous());
 }
@@ -164,8 +160,8 @@ TEST_CASE("views: transpose, permute and t") {
 TEST_CASE("views: narrow and slice (negative indices, step)") {
   Tensor x = iota({3, 4});
   Tensor n = x.narrow(1, 1, 2);
-  CHECK(vec(n.shape()) == std::vector<int64_t>{3, 2});
-  CHECK(vec(n.strides()) == std::vector<int64_t>{4, 1});
+  CHECK(n.shape() == Dims{3, 2});
+  CHECK(n.strides() == Dims{4, 1});
   CHECK(n.offset() == 1);
   CHECK(n.shares_storage_with(x));
   CHECK_FALSE(n.is_contiguous());
@@ -179,14 +175,14 @@ TEST_CASE("views: narrow and slice (negative indices, step)") {
 
   // x[:, -3:-1]
   Tensor s = x.slice(1, -3, -1);
-  CHECK(vec(s.shape()) == std::vector<int64_t>{3, 2});
+  CHECK(s.shape() == Dims{3, 2});
   CHECK(s.offset() == 1);
   CHECK(s.to_vector() == n.to_vector());
 
   Tensor a = prism::arange(10);
   Tensor st = a.slice(0, 0, 5, 2);  // 0, 2, 4
-  CHECK(vec(st.shape()) == std::vector<int64_t>{3});
-  CHECK(vec(st.strides()) == std::vector<int64_t>{2});
+  CHECK(st.shape() == Dims{3});
+  CHECK(st.strides() == Dims{2});
   CHECK(st.to_vector() == std::vector<double>{0, 2, 4});
   // Out-of-range bounds clamp, as in Python.
   CHECK(a.slice(0, 1, 100, 3).to_vector() == std::vector<double>{1, 4, 7});
@@ -204,15 +200,15 @@ TEST_CASE("views: narrow and slice (negative indices, step)") {
 TEST_CASE("views: select drops a dim") {
   Tensor x = iota({3, 4});
   Tensor r = x.select(0, 1);
-  CHECK(vec(r.shape()) == std::vector<int64_t>{4});
+  CHECK(r.shape() == Dims{4});
   CHECK(r.offset() == 4);
   CHECK(r.is_contiguous());
   CHECK(r.shares_storage_with(x));
   CHECK(r.to_vector() == std::vector<double>{4, 5, 6, 7});
 
   Tensor c = x.select(1, -1);
-  CHECK(vec(c.shape()) == std::vector<int64_t>{3});
-  CHECK(vec(c.strides()) == std::vector<int64_t>{4});
+  CHECK(c.shape() == Dims{3});
+  CHECK(c.strides() == Dims{4});
   CHECK(c.offset() == 3);
   CHECK(c.to_vector() == std::vector<double>{3, 7, 11});
 
@@ -224,8 +220,8 @@ TEST_CASE("views: select drops a dim") {
 TEST_CASE("views: expand uses stride 0") {
   Tensor x = prism::from_vector(std::vector<float>{1, 2, 3}, {3, 1});
   Tensor e = x.expand({2, 3, 4});
-  CHECK(vec(e.shape()) == std::vector<int64_t>{2, 3, 4});
-  CHECK(vec(e.strides()) == std::vector<int64_t>{0, 1, 0});
+  CHECK(e.shape() == Dims{2, 3, 4});
+  CHECK(e.strides() == Dims{0, 1, 0});
   CHECK(e.shares_storage_with(x));
   CHECK_FALSE(e.is_contiguous());
   for (int64_t a = 0; a < 2; ++a) {
@@ -235,33 +231,33 @@ TEST_CASE("views: expand uses stride 0") {
   }
   // -1 keeps a dim; expanding to the same shape keeps the strides.
   Tensor k = x.expand({-1, 5});
-  CHECK(vec(k.shape()) == std::vector<int64_t>{3, 5});
-  CHECK(vec(k.strides()) == std::vector<int64_t>{1, 0});
+  CHECK(k.shape() == Dims{3, 5});
+  CHECK(k.strides() == Dims{1, 0});
   CHECK(x.expand({3, 1}).strides() == x.strides());
   // A 0-d tensor expands to anything.
   Tensor s = prism::scalar(4).expand({2, 2});
-  CHECK(vec(s.strides()) == std::vector<int64_t>{0, 0});
+  CHECK(s.strides() == Dims{0, 0});
   CHECK(s.to_vector() == std::vector<double>{4, 4, 4, 4});
 }
 
 TEST_CASE("views: squeeze and unsqueeze") {
   Tensor x = iota({1, 3, 1, 4});
   Tensor all = x.squeeze();
-  CHECK(vec(all.shape()) == std::vector<int64_t>{3, 4});
+  CHECK(all.shape() == Dims{3, 4});
   CHECK(all.shares_storage_with(x));
   CHECK(all.to_vector() == x.to_vector());
 
-  CHECK(vec(x.squeeze(0).shape()) == std::vector<int64_t>{3, 1, 4});
-  CHECK(vec(x.squeeze(-2).shape()) == std::vector<int64_t>{1, 3, 4});
-  CHECK(vec(x.squeeze(1).shape()) == std::vector<int64_t>{1, 3, 1, 4});  // size 3: unchanged
+  CHECK(x.squeeze(0).shape() == Dims{3, 1, 4});
+  CHECK(x.squeeze(-2).shape() == Dims{1, 3, 4});
+  CHECK(x.squeeze(1).shape() == Dims{1, 3, 1, 4});  // size 3: unchanged
 
   Tensor y = iota({3, 4});
   Tensor u0 = y.unsqueeze(0);
-  CHECK(vec(u0.shape()) == std::vector<int64_t>{1, 3, 4});
+  CHECK(u0.shape() == Dims{1, 3, 4});
   CHECK(u0.shares_storage_with(y));
   Tensor ul = y.unsqueeze(-1);
-  CHECK(vec(ul.shape()) == std::vector<int64_t>{3, 4, 1});
-  CHECK(vec(y.unsqueeze(1).shape()) == std::vector<int64_t>{3, 1, 4});
+  CHECK(ul.shape() == Dims{3, 4, 1});
+  CHECK(y.unsqueeze(1).shape() == Dims{3, 1, 4});
   CHECK(ul.at({2, 1, 0}) == 9);
 
   // On a non-contiguous tensor: still a view with the right elements.
@@ -277,12 +273,12 @@ TEST_CASE("views: squeeze and unsqueeze") {
 TEST_CASE("views: flatten") {
   Tensor x = iota({2, 3, 4});
   Tensor f = x.flatten();
-  CHECK(vec(f.shape()) == std::vector<int64_t>{24});
+  CHECK(f.shape() == Dims{24});
   CHECK(f.shares_storage_with(x));
-  CHECK(vec(x.flatten(1).shape()) == std::vector<int64_t>{2, 12});
-  CHECK(vec(x.flatten(0, 1).shape()) == std::vector<int64_t>{6, 4});
-  CHECK(vec(x.flatten(-2, -1).shape()) == std::vector<int64_t>{2, 12});
-  CHECK(vec(prism::scalar(1).flatten().shape()) == std::vector<int64_t>{1});
+  CHECK(x.flatten(1).shape() == Dims{2, 12});
+  CHECK(x.flatten(0, 1).shape() == Dims{6, 4});
+  CHECK(x.flatten(-2, -1).shape() == Dims{2, 12});
+  CHECK(prism::scalar(1).flatten().shape() == Dims{1});
 
   // Flattening a permuted tensor has to copy, and keeps the permuted order.
   Tensor p = x.permute({2, 0, 1});
@@ -303,8 +299,8 @@ TEST_CASE("views: contiguous copies a view and returns a contiguous tensor itsel
   Tensor c = t.contiguous();
   CHECK_FALSE(c.shares_storage_with(x));
   CHECK(c.is_contiguous());
-  CHECK(vec(c.shape()) == std::vector<int64_t>{5, 3});
-  CHECK(vec(c.strides()) == std::vector<int64_t>{3, 1});
+  CHECK(c.shape() == Dims{5, 3});
+  CHECK(c.strides() == Dims{3, 1});
   CHECK(c.offset() == 0);
   CHECK(c.to_vector() == t.to_vector());
   CHECK(c.at({4, 2}) == 14);
@@ -337,7 +333,7 @@ TEST_CASE("views: empty tensors") {
   CHECK(e.is_contiguous());
   CHECK(e.contiguous().impl_ptr() == e.impl_ptr());
   CHECK(e.t().is_contiguous());
-  CHECK(vec(e.view({0, 5}).shape()) == std::vector<int64_t>{0, 5});
+  CHECK(e.view({0, 5}).shape() == Dims{0, 5});
   CHECK(e.reshape({-1}).numel() == 0);
   CHECK(prism::arange(5).slice(0, 3, 3).is_contiguous());
 }
