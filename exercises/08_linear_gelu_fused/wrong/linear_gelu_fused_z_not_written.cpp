@@ -1,0 +1,79 @@
+// Exercise 08, a typical mistake: y only, even when z is asked for.
+//
+// Inference needs only y, and a kernel written and tested that way is right there. In training
+// the front end also passes a.z: backward computes gelu'(z) from the pre-activation, so z
+// must hold x W^T + b. Left unwritten, z is uninitialised memory, and the gradients with it.
+// checker-expects: z requested: x .13,17. W .19,17. +FAIL +[0-9]+ of [0-9]+ elements of z
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/args.h"
+#include "kernels/registry.h"
+
+using prism::kernels::LinearGeluArgs;
+using prism::kernels::MatmulArgs;
+
+namespace {
+
+using MatmulKernel = void (*)(const MatmulArgs<float>&);
+
+constexpr int64_t kTile = 256;
+
+MatmulKernel selected_matmul() {
+  return prism::kernels::registry()
+      .at("matmul", prism::Device::cpu)
+      .select(prism::DType::f32)
+      .get<MatmulArgs, float>();
+}
+
+void matmul_block(MatmulKernel matmul, const LinearGeluArgs<float>& a, int64_t r0, int64_t nr,
+                  int64_t c0, int64_t nc, float* tile) {
+  MatmulArgs<float> m{};
+  m.a = a.x + r0 * a.x_rs;
+  m.b = a.weight + c0 * a.w_rs;
+  m.c = tile;
+  m.batch = 1;
+  m.m = nr;
+  m.n = nc;
+  m.k = a.in;
+  m.a_bs = 0, m.a_rs = a.x_rs, m.a_cs = a.x_cs;
+  m.b_bs = 0, m.b_rs = a.w_cs, m.b_cs = a.w_rs;
+  matmul(m);
+}
+
+// prism's GELU, the tanh form, with libm's tanhf.
+inline float gelu(float v) {
+  constexpr float kS = 0.7978845608028654f;
+  return 0.5f * v * (1.0f + std::tanh(kS * (v + 0.044715f * v * v * v)));
+}
+
+void epilogue(const LinearGeluArgs<float>& a, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+              float* t) {
+  for (int64_t r = 0; r < nr; ++r) {
+    float* v = t + r * nc;
+    if (a.bias) {
+      for (int64_t c = 0; c < nc; ++c) v[c] += a.bias[c0 + c];
+    }
+    const int64_t at = (r0 + r) * a.out + c0;
+    for (int64_t c = 0; c < nc; ++c) a.y[at + c] = gelu(v[c]);  // the mistake: a.z ignored
+  }
+}
+
+}  // namespace
+
+void my_linear_gelu_fused(const LinearGeluArgs<float>& a) {
+  const MatmulKernel matmul = selected_matmul();
+  std::vector<float> tile(static_cast<size_t>(kTile * kTile));
+  for (int64_t c0 = 0; c0 < a.out; c0 += kTile) {
+    const int64_t nc = std::min(kTile, a.out - c0);
+    for (int64_t r0 = 0; r0 < a.rows; r0 += kTile) {
+      const int64_t nr = std::min(kTile, a.rows - r0);
+      matmul_block(matmul, a, r0, nr, c0, nc, tile.data());
+      epilogue(a, r0, nr, c0, nc, tile.data());
+    }
+  }
+}
+
+PRISM_REGISTER_KERNEL(linear_gelu, my_linear_gelu_fused);
