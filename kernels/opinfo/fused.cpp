@@ -303,7 +303,7 @@ static void add_fused_op_infos(std::vector<OpInfo>& ops) {
     op.validation_sizes = {"1x1x1", "7x13x5", "33x65x129", "65x257x300"};
     op.tolerance_why =
         "the fused kernel's GEMM sums up to 257 products in another order than the unfused "
-        "matmul, and both take GELU's tanh from the same vectorised formula";
+        "matmul, and both take GELU's tanh from the same scalar std::tanh";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       auto d = parse_dims("linear_gelu", kLinearSyntax, size, 3, 3);
       return std::make_unique<LinearGeluCase>(d[0], d[1], d[2], seed);
