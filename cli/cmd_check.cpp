@@ -1,6 +1,6 @@
 // `prism check NAME`: check one exercise in seconds. It builds the exercise's checker program
-// (cmake --build on target exercise_NAME: the checker's main and the learner's file are compiled,
-// everything else is already built and only linked), runs it with the learner's flags, prints
+// (cmake --build on target exercise_NAME: the learner's file is compiled, everything else is
+// already built and only linked), runs it with the learner's flags, prints
 // its verdict as it goes, and records the outcome in the course's progress file (course.h) for
 // `prism course`. The exit code is the checker's (0 correct, 1 a case failed, 2 could not check,
 // 77 cannot run on this machine), or 1 when the file does not compile.
@@ -90,7 +90,7 @@ int run_check(const CheckOptions& o) {
   const std::string progress = course::progress_path(b);
   const std::string target = "exercise_" + e->name;
   fmt::print(
-      "prism check {}: building {} (the checker's main and {}; the libraries are "
+      "prism check {}: building {} (compiles {} and links it with the checker; the rest is "
       "already built)\n",
       e->name, target, e->learner_file);
   if (run_program({b.cmake, "--build", b.build_dir, "--target", target}) != 0) {
