@@ -234,6 +234,8 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
   return r;
 }
 
+}  // namespace
+
 // ---- timing -----------------------------------------------------------------------------
 
 // Times the learner's kernel beside the op's built-in float32 variants with the kernel lab, on
@@ -309,6 +311,8 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   fmt::print("\n{}", format_grade(ex.tiers, g));
   return g.reached;
 }
+
+namespace {
 
 // ---- one kernel ------------------------------------------------------------------------------
 

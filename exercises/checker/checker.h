@@ -107,6 +107,12 @@ const std::vector<Exercise>& all_exercises();
 // itself that has no `run`.
 Outcome check_kernels(const Exercise& ex, const Options& o);
 
+// Times `user` beside ex.op's built-in float32 variants with the kernel lab at the exercise's
+// timing sizes (quick ones with o.quick), prints the table and the grade against ex.tiers, and
+// returns the tiers reached: what check_kernels does once a kernel is correct, for an exercise
+// whose `run` checks a kernel of a registry op its own way (exercise 12: an in-place update).
+int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o);
+
 // Checks the kernels registered for exercise `id` (main.cpp passes the id it was built for);
 // parses the flags in argv. Returns the exit code.
 int run_checker(const std::string& id, int argc, char** argv);

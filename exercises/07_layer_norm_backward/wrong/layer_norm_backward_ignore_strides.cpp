@@ -1,0 +1,44 @@
+// Exercise 07, a typical mistake: reading x as if its row were contiguous.
+//
+// layer_norm's forward saw x as a strided [rows, cols] view and hands backward the same view:
+// x[r][j] is at x[r * row_stride + j * col_stride]. This kernel reads x[r * row_stride + j],
+// right only when col_stride is 1.
+// checker-expects: \[13,17\] x transposed view \(col_stride 13\) +FAIL
+#include <cstdint>
+#include <vector>
+
+#include "kernels/args.h"
+#include "kernels/registry.h"
+
+using prism::kernels::LayerNormBackwardArgs;
+
+void my_layer_norm_backward(const LayerNormBackwardArgs<float>& a) {
+  const int64_t n = a.cols;
+  std::vector<double> sum_gx(static_cast<size_t>(n), 0), sum_g(static_cast<size_t>(n), 0);
+  std::vector<float> xhat(static_cast<size_t>(n)), gw(static_cast<size_t>(n));
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const float* x = a.x + r * a.row_stride;
+    const float* g = a.g + r * n;
+    double s_gw = 0, s_gwx = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      xhat[j] = (x[j] - a.mean[r]) * a.rstd[r];  // the mistake: x[j * a.col_stride]
+      gw[j] = a.weight ? g[j] * a.weight[j] : g[j];
+      s_gw += gw[j];
+      s_gwx += gw[j] * xhat[j];
+      sum_gx[j] += g[j] * xhat[j];
+      sum_g[j] += g[j];
+    }
+    if (!a.dx) continue;
+    const double mean_gw = s_gw / static_cast<double>(n);
+    const double mean_gwx = s_gwx / static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) {
+      a.dx[r * n + j] = static_cast<float>(a.rstd[r] * (gw[j] - mean_gw - xhat[j] * mean_gwx));
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    if (a.dweight) a.dweight[j] = static_cast<float>(sum_gx[j]);
+    if (a.dbias) a.dbias[j] = static_cast<float>(sum_g[j]);
+  }
+}
+
+PRISM_REGISTER_KERNEL(layer_norm_backward, my_layer_norm_backward);
