@@ -76,12 +76,14 @@ test: build
 
 # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer (CPU only, no benches).
 # Optimised with debug info: the sanitizers work the same, and the training tests (Eigen GEMMs)
-# run in seconds instead of the minutes an -O0 build takes.
+# run in seconds instead of the minutes an -O0 build takes. The docs tests (label docs: every
+# command of the READMEs, tests/docs) run in `make test` only: under ASan they take five minutes
+# of CI's budget, and the CLI suite (tests/cli) runs the same commands sanitized.
 asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_SANITIZE=ON -DPRISM_BUILD_BENCH=OFF \
 	  -DPRISM_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -LE docs
 
 # Fuzzes the safetensors, IDX, text and command-line parsers: configures $(FUZZ_BUILD) (clang,
 # libFuzzer + ASan + UBSan, no CUDA, no benches), builds only the fuzz targets and the libraries

@@ -58,7 +58,9 @@ inline float fast_exp(float x) {
   std::memcpy(&p_bits, &p, sizeof p);
   std::memcpy(&magic_bits, &kMagic, sizeof kMagic);
   const int32_t n_int = t_bits - magic_bits;  // n as an integer
-  const int32_t bits = p_bits + static_cast<int32_t>(static_cast<uint32_t>(n_int) << 23);
+  // In unsigned arithmetic: for a NaN x, p's bits are a NaN's, near INT_MAX, and a signed add
+  // would overflow (undefined behaviour); the unsigned sum wraps, and the NaN is returned below.
+  const uint32_t bits = static_cast<uint32_t>(p_bits) + (static_cast<uint32_t>(n_int) << 23);
   float y;
   std::memcpy(&y, &bits, sizeof y);
   y = x < kLow ? 0.0f : y;
