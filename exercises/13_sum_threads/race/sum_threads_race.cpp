@@ -14,7 +14,8 @@
 // whether a race shows at all depends on the machine: on a loaded machine the second thread may
 // start only after the first has finished, and then every sum comes out right. So ctest does not
 // run it (a test that passes or fails by luck is no test); build and run it yourself:
-//   cmake --build build --target exercise_sum_threads_race && build/exercises/exercise_sum_threads_race
+//   cmake --build build --target exercise_sum_threads_race
+//   build/exercises/exercise_sum_threads_race
 #include "kernels/args.h"
 #include "kernels/registry.h"
 
