@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/types.h"
+#include "profiler/machine.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli::course {
@@ -59,15 +59,6 @@ fs::path binary_dir() {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw Error("cannot find where this prism binary is: " + ec.message());
   return exe.parent_path();
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -192,7 +183,7 @@ void save_record(const std::string& path, const std::string& id, Record r) {
   if (const auto it = records.find(id); it != records.end()) {
     r.best_tier = std::max(r.best_tier, it->second.best_tier);
   }
-  r.checked = utc_now();
+  r.checked = profiler::utc_now_iso8601();
   records[id] = r;
   nlohmann::ordered_json j;
   j["exercises"] = nlohmann::ordered_json::object();

@@ -57,15 +57,6 @@ int64_t calibrate_fma_iterations(double seconds) {
   return std::max<int64_t>(1, std::llround(seconds / per_iteration));
 }
 
-std::string utc_now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buf;
-}
-
 // A volatile store keeps each run's checksum alive: the optimizer cannot prove it unused.
 volatile double g_sink = 0;
 void consume(double checksum) {
@@ -203,6 +194,15 @@ const MachinePeak* machine_peak(bool allow_measure) {
     known = std::make_unique<MachinePeak>(std::move(lookup.peak));
   }
   return known.get();
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
 }
 
 }  // namespace prism::profiler

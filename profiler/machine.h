@@ -194,4 +194,8 @@ MachineLookup load_or_measure(const std::string& cache_path, const MeasureOption
 // go to stderr as "prism: warning: ...". Thread-safe; the first call may take seconds.
 const MachinePeak* machine_peak(bool allow_measure);
 
+// The wall-clock time now, in UTC, as ISO 8601 ("2026-11-25T17:03:00Z"): when a figure was
+// measured (MachinePeak::measured_at) or an exercise checked (the course's progress file).
+std::string utc_now_iso8601();
+
 }  // namespace prism::profiler

@@ -115,7 +115,9 @@ struct Worst {
 };
 
 // Runs the kernel on `xs` (contiguous, as a [n] tensor arrives) and folds its errors into w.
-void sweep(void (*kernel)(const UnaryArgs<float>&), const std::vector<float>& xs, Worst& w) {
+// The kernel on a contiguous vector: its outputs.
+std::vector<float> run_contiguous(void (*kernel)(const UnaryArgs<float>&),
+                                  const std::vector<float>& xs) {
   std::vector<float> out(xs.size());
   UnaryArgs<float> a{};
   a.x = xs.data();
@@ -125,11 +127,16 @@ void sweep(void (*kernel)(const UnaryArgs<float>&), const std::vector<float>& xs
   a.layout.shape[0] = a.numel;
   a.layout.stride[0] = 1;
   kernel(a);
+  return out;
+}
+
+void sweep(void (*kernel)(const UnaryArgs<float>&), const std::vector<float>& xs, Worst& w) {
+  const std::vector<float> out = run_contiguous(kernel, xs);
   for (size_t i = 0; i < xs.size(); ++i) {
     const double e = ulp_error(xs[i], out[i]);
     if (e > w.ulps) w = {e, xs[i], out[i], w.inputs};
   }
-  w.inputs += a.numel;
+  w.inputs += static_cast<int64_t>(xs.size());
 }
 
 // Feeds `gen`'s inputs to the kernel in batches of 1M.
@@ -251,16 +258,9 @@ std::string special_values(void (*kernel)(const UnaryArgs<float>&)) {
       {1e30f, "tanh(1e30) is 1"},
       {9.5f, "tanh(9.5) rounds to 1 in float32"},
   };
-  std::vector<float> xs, out(specials.size());
+  std::vector<float> xs;
   for (const Special& s : specials) xs.push_back(s.x);
-  UnaryArgs<float> a{};
-  a.x = xs.data();
-  a.out = out.data();
-  a.numel = static_cast<int64_t>(xs.size());
-  a.layout.ndim = 1;
-  a.layout.shape[0] = a.numel;
-  a.layout.stride[0] = 1;
-  kernel(a);
+  const std::vector<float> out = run_contiguous(kernel, xs);
   std::string bad;
   const Special* first = nullptr;
   for (size_t i = 0; i < specials.size(); ++i) {
