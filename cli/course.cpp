@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -50,6 +49,25 @@ std::vector<std::string> numbered_folders(const fs::path& dir) {
     }
   }
   std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// The exercise folders a README links to, in order: every "exercises/NN_name" in its text.
+std::vector<std::string> exercise_links(const std::string& text) {
+  const auto is_name = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  const auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  const std::string prefix = "exercises/";
+  std::vector<std::string> ids;
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+    const size_t b = at + prefix.size();
+    size_t e = b;
+    while (e < text.size() && is_name(text[e])) ++e;
+    if (e - b > 3 && is_digit(text[b]) && is_digit(text[b + 1]) && text[b + 2] == '_') {
+      ids.push_back(text.substr(b, e - b));
+    }
+  }
   return ids;
 }
 
@@ -125,14 +143,11 @@ std::vector<Exercise> exercises(const std::string& source_dir) {
 std::vector<Module> modules(const std::string& source_dir) {
   std::vector<Module> all;
   const fs::path root = fs::path(source_dir) / "modules";
-  const std::regex link(R"(exercises/([0-9][0-9]_[A-Za-z0-9_]+))");
   for (const std::string& id : numbered_folders(root)) {
     Module m;
     m.id = id;
     m.title = title_of(root / id / "README.md", id);
-    const std::string text = read_file(root / id / "README.md");
-    for (std::sregex_iterator it(text.begin(), text.end(), link), end; it != end; ++it) {
-      const std::string ex = (*it)[1].str();
+    for (const std::string& ex : exercise_links(read_file(root / id / "README.md"))) {
       if (std::find(m.exercises.begin(), m.exercises.end(), ex) == m.exercises.end()) {
         m.exercises.push_back(ex);
       }
