@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -60,11 +59,9 @@ std::string names_list(const std::vector<course::Exercise>& all) {
 // The checker's --result file (exercises/checker/checker.cpp write_result) as a record.
 course::Record read_result(const std::string& path) {
   std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
   course::Record r;
   try {
-    const nlohmann::json j = nlohmann::json::parse(text.str());
+    const nlohmann::json j = nlohmann::json::parse(in);
     r.result = j.at("result").get<std::string>();
     r.tier = j.at("tier").get<int>();
     r.tiers = j.at("tiers").get<int>();

@@ -18,6 +18,7 @@
 #include "kernels/lab/lab.h"
 #include "kernels/registry.h"
 #include "profiler/machine.h"
+#include "profiler/output_file.h"
 #include "profiler/statistics.h"
 #include "tensor/random.h"
 
@@ -396,20 +397,23 @@ Outcome check_kernels(const Exercise& ex, const Options& o) {
 
 namespace {
 
-// --result FILE: the verdict as one JSON object, written to a temporary file and renamed, so a
-// reader never sees half of it.
+// --result FILE: the verdict as one JSON object, written atomically (profiler/output_file.h:
+// a reader never sees half of it). False, after saying why, when it cannot be written.
 bool write_result(const std::string& path, const std::string& id, const Outcome& out) {
   const char* word = out.code == 0                ? "correct"
                      : out.code == 1              ? "failing"
                      : out.code == kCannotRunHere ? "cannot_run_here"
                                                   : "not_checked";
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) return false;
-  fmt::print(f, "{{\"exercise\": \"{}\", \"result\": \"{}\", \"tier\": {}, \"tiers\": {}}}\n", id,
-             word, out.tier, out.tiers);
-  const bool ok = std::fclose(f) == 0;
-  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+  try {
+    profiler::write_text_file(
+        path, fmt::format("{{\"exercise\": \"{}\", \"result\": \"{}\", \"tier\": {}, "
+                          "\"tiers\": {}}}\n",
+                          id, word, out.tier, out.tiers));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "checker: {}\n", e.what());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -433,10 +437,7 @@ int run_checker(const std::string& id, int argc, char** argv) {
   fmt::print("exercise {}: {}\nseed {} (--seed N for other inputs)\n", ex->id, ex->title, o.seed);
   const Outcome out = ex->run ? ex->run(o) : check_kernels(*ex, o);
   if (out.code == 0 || out.code == 1) fmt::print("\nresult: {}\n", out.code == 0 ? "PASS" : "FAIL");
-  if (!o.result_file.empty() && !write_result(o.result_file, ex->id, out)) {
-    fmt::print(stderr, "checker: cannot write {}\n", o.result_file);
-    return 2;
-  }
+  if (!o.result_file.empty() && !write_result(o.result_file, ex->id, out)) return 2;
   return out.code;
 }
 
