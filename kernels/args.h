@@ -378,6 +378,53 @@ struct Conv2dArgs {
   int64_t stride, padding;
 };
 
+// How the CPU im2col variants (kernels/cpu/conv_im2col.cpp) split a batch over threads: into
+// chunks of whole images, each chunk at least kConvChunkMacs multiply-adds (the measured
+// crossover, docs/PERFORMANCE.md "Threads"). conv2d_backward_weight sums over the images, so
+// its chunks each add their images into a partial [o, c kh kw] sum (chunk 0 into dw itself) and
+// the partials are added in chunk order; it makes at most kConvWeightGradChunks chunks, and
+// only one when a single image's product reaches kConvImageGemmMacs, which the matmul then
+// splits over the threads itself (matmul_optimized.cpp's kParallelMacs), so no partials are
+// needed. The cut depends on the shapes alone, never on the thread count: every op gives the
+// same bits on any number of threads.
+constexpr int64_t kConvChunkMacs = int64_t{1} << 18;
+constexpr int64_t kConvImageGemmMacs = int64_t{4} << 20;
+constexpr int64_t kConvWeightGradChunks = 8;
+struct ConvChunks {
+  int64_t images;  // images per chunk (the last chunk may have fewer)
+  int64_t count;   // chunks
+};
+inline ConvChunks conv_chunks(int64_t n, int64_t macs_per_image, bool weight_grad) {
+  int64_t per = kConvChunkMacs / (macs_per_image > 0 ? macs_per_image : 1);
+  per = per < 1 ? 1 : per;
+  if (weight_grad && macs_per_image >= kConvImageGemmMacs) per = n > 0 ? n : 1;
+  int64_t count = (n + per - 1) / per;
+  if (weight_grad && count > kConvWeightGradChunks) {
+    per = (n + kConvWeightGradChunks - 1) / kConvWeightGradChunks;
+    count = (n + per - 1) / per;
+  }
+  return {per, count};
+}
+// Their scratch, per worker thread: one image's patch matrix [c kh kw, ho wo] (none for a 1x1
+// kernel with stride 1 and no padding, whose patches are the image itself) and, for a
+// conv2d_backward_weight whose chunks hold several images, one image's product [o, c kh kw];
+// then dw's partial sums for chunks 1, 2, ... A kernel runs on as many threads as the scratch
+// has workers, at most one per chunk.
+inline int64_t conv_im2col_worker(int64_t n, int64_t c, int64_t kh, int64_t kw, int64_t ho,
+                                  int64_t wo, int64_t o, bool pointwise, bool weight_grad) {
+  const int64_t k = c * kh * kw, p = ho * wo;
+  const bool product = weight_grad && conv_chunks(n, o * k * p, true).images > 1;
+  return (pointwise ? 0 : k * p) + (product ? o * k : 0);
+}
+inline int64_t conv_im2col_workspace(int64_t n, int64_t c, int64_t kh, int64_t kw, int64_t ho,
+                                     int64_t wo, int64_t o, bool pointwise, bool weight_grad,
+                                     int64_t workers) {
+  const int64_t k = c * kh * kw, p = ho * wo;
+  const int64_t chunks = conv_chunks(n, o * k * p, weight_grad).count;
+  const int64_t partials = weight_grad && chunks > 1 ? (chunks - 1) * o * k : 0;
+  return workers * conv_im2col_worker(n, c, kh, kw, ho, wo, o, pointwise, weight_grad) + partials;
+}
+
 // Scaled dot-product attention of every (batch, head), forward:
 //   S = scale Q K^T  [lq, lk];  S_ij = -inf where causal and j > i (token i sees keys 0..i)
 //   P = softmax(S) over j;  out = P V  [lq, d];  lse_i = log sum_j exp(S_ij)

@@ -4,9 +4,9 @@
 // maps cudart or cuBLAS.
 //
 // Defaults are the fastest correct variant we have measured (docs/PERFORMANCE.md). Eigen's
-// reference is still the fastest max/argmax we have, and the naive loops are the only
-// elementwise, copy and index kernels.
+// reference is still the fastest max/argmax we have.
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/elementwise_ops.h"
 
 namespace prism::kernels {
 
@@ -14,6 +14,16 @@ void register_builtin_kernels(Registry& r) {
   cpu_kernel_files().register_all(r);
 
   for (const char* op : {"max", "argmax"}) r.op(op, Device::cpu).set_default("reference");
+    // Elementwise: SIMD with vectorised exp/tanh and fixed chunks over the threads
+    // (elementwise_optimized.cpp; docs/PERFORMANCE.md, "Threads").
+#define PRISM_OPTIMIZED_DEFAULT(Functor, name) r.op(name, Device::cpu).set_default("optimized");
+  PRISM_UNARY_OPS(PRISM_OPTIMIZED_DEFAULT)
+  PRISM_BINARY_OPS(PRISM_OPTIMIZED_DEFAULT)
+#undef PRISM_OPTIMIZED_DEFAULT
+  // Index ops and copy: the naive loops split over the threads (index.cpp, copy.cpp).
+  for (const char* op : {"gather", "scatter_add", "index_select", "index_add", "copy"}) {
+    r.op(op, Device::cpu).set_default("optimized");
+  }
   // sum, mean: 32 double lanes per row, 5-7x Eigen's strided rowwise sum, which does not
   // vectorize (prism lab sum, docs/PERFORMANCE.md).
   for (const char* op : {"sum", "mean"}) r.op(op, Device::cpu).set_default("optimized");
@@ -24,7 +34,11 @@ void register_builtin_kernels(Registry& r) {
   // conv2d and its gradients: im2col + the selected matmul (the packed kernel by default) is
   // 18-37x the direct loops (docs/PERFORMANCE.md, "Convolution and pooling kernels").
   // max_pool2d: 2x2 windows without branches, ~1.7x the naive scan (pool_optimized.cpp).
-  r.op("max_pool2d", Device::cpu).set_default("optimized");
+  // Pooling: the optimized variants run chunks of planes on every thread (pool_optimized.cpp).
+  for (const char* op :
+       {"max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward"}) {
+    r.op(op, Device::cpu).set_default("optimized");
+  }
   for (const char* op : {"conv2d", "conv2d_backward_input", "conv2d_backward_weight"}) {
     r.op(op, Device::cpu).set_default("im2col");
   }

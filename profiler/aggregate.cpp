@@ -79,6 +79,8 @@ std::vector<OpRow> aggregate_ops(const Profile& p) {
     row.cost += r.cost;
     row.allocs += r.allocs;
     row.alloc_bytes += r.alloc_bytes;
+    row.threads_min = row.calls == 1 ? r.threads : std::min(row.threads_min, r.threads);
+    row.threads_max = std::max(row.threads_max, r.threads);
   }
 
   // Largest self time first; ties broken by name so the order is reproducible.

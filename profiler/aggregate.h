@@ -21,9 +21,13 @@ struct OpRow {
   int64_t self_ns = 0;   // minus the time of op records nested inside
   // GPU ops: device time summed over the calls that have it (CUDA events); -1 when none does.
   int64_t gpu_ns = -1;
-  Cost cost;             // summed over calls
+  Cost cost;  // summed over calls
   int64_t allocs = 0;
   int64_t alloc_bytes = 0;
+  // The fewest and most CPU threads a call's kernel ran on: 1 and 1 for a serial kernel, 1 and 2
+  // for one that goes parallel only on its larger calls (kernels/cpu/parallel.h).
+  int32_t threads_min = 0;
+  int32_t threads_max = 0;
 };
 
 // Rows for Kind::op records, sorted by self time, largest first.

@@ -54,6 +54,9 @@ struct OpRecord {
   Cost cost;
   int64_t allocs = 0;  // storage allocations made while the op was open
   int64_t alloc_bytes = 0;
+  // CPU threads the op's kernel ran on (kernels/cpu/parallel.h tells; 1 for a serial kernel and
+  // for ops without a CPU kernel). The largest count when the op ran several parallel loops.
+  int32_t threads = 1;
   ShapeList shapes;
 };
 

@@ -177,6 +177,7 @@ struct Slot {
   int64_t end_allocs = 0;
   int64_t end_alloc_bytes = 0;
   int32_t gpu_slot = -1;
+  int32_t threads = 1;  // note_threads
   bool has_output = false;
   ShapeList output;  // a scope's output shape (note_scope_output)
   std::atomic<bool> closed{false};
@@ -338,6 +339,7 @@ int32_t open_record(Kind kind, const char* op, const char* variant, const char* 
   r.gpu_start_ns = -1;
   r.gpu_ns = -1;
   r.gpu_slot = -1;
+  r.threads = 1;
   r.cost = cost;
   if (shapes) {
     r.shapes = *shapes;
@@ -349,6 +351,7 @@ int32_t open_record(Kind kind, const char* op, const char* variant, const char* 
   r.allocs = a.count;  // start values; the collector turns them into differences
   r.alloc_bytes = a.bytes;
   s.gpu_slot = -1;
+  s.threads = 1;
   s.has_output = false;
   s.closed.store(false, std::memory_order_relaxed);  // ordered by the publish below
   b->open.push_back(OpenRecord{idx, &s});
@@ -421,6 +424,17 @@ void note_scope_output(const int64_t* dims, int ndim) {
   s.output.truncated = false;
   s.output.add(dims, ndim);
   s.has_output = true;
+}
+
+void note_threads(int threads) {
+  if (!recording() || !t_ctx.buffer) return;
+  // The innermost open op: a kernel runs inside its op's record, perhaps inside scopes too.
+  for (auto it = t_ctx.buffer->open.rbegin(); it != t_ctx.buffer->open.rend(); ++it) {
+    Slot& s = *it->slot;
+    if (s.rec.kind != Kind::op) continue;
+    s.threads = std::max<int32_t>(s.threads, threads);  // a close-time field, read once closed
+    return;
+  }
 }
 
 const std::string& scope_path(int32_t id) {
@@ -521,6 +535,7 @@ void collect(const ThreadBuffer& b, uint64_t epoch, Recording& out) {
       r.dur_ns = s.end_ns - r.start_ns;
       r.allocs = s.end_allocs - r.allocs;
       r.alloc_bytes = s.end_alloc_bytes - r.alloc_bytes;
+      r.threads = s.threads;
       if (s.has_output) r.shapes = s.output;
     } else {
       // Open at the stop (a session stopped inside an op, or while another thread was in one):

@@ -108,6 +108,10 @@ int32_t open_op(const char* op, const char* variant, const char* device, const C
                 const ShapeList& shapes);
 // Closes the record opened by open_op (records close in LIFO order on each thread).
 void close_op(int32_t handle);
+// Notes that the innermost open op record of this thread ran a parallel loop on `threads`
+// threads (its threads become the largest count noted); nothing happens when not recording or
+// when no op is open. The CPU kernels call it through kernels/cpu/parallel.h.
+void note_threads(int threads);
 
 // ---- GPU time ----------------------------------------------------------------------------------
 // The profiler knows no CUDA: the tensor layer hands it these hooks (kernels/gpu_runtime.h's

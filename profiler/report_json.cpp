@@ -47,7 +47,9 @@ json row_json(const OpRow& r) {
               {"macs", r.cost.macs},
               {"bytes", r.cost.bytes},
               {"allocs", r.allocs},
-              {"alloc_bytes", r.alloc_bytes}};
+              {"alloc_bytes", r.alloc_bytes},
+              {"threads_min", r.threads_min},
+              {"threads_max", r.threads_max}};
 }
 
 // The highest live bytes seen at any alloc or free during the recording, per device. Bytes

@@ -26,6 +26,14 @@ std::string op_label(const OpRow& r, const TableOptions& opts) {
   return fmt::format("{}  ({})", r.name, r.grad_of);
 }
 
+// "2", or "1-2" when some calls ran serially (below the kernel's grain) and some in parallel;
+// "-" for a GPU row, whose host thread only queues the work.
+std::string threads_label(const OpRow& r) {
+  if (r.device != "cpu") return "-";
+  if (r.threads_min == r.threads_max) return fmt::format("{}", r.threads_max);
+  return fmt::format("{}-{}", r.threads_min, r.threads_max);
+}
+
 }  // namespace
 
 std::string format_table(const Profile& p, const TableOptions& opts) {
@@ -71,6 +79,7 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
     add("phase", true);
     if (other_device) add("device", true);  // only shown when it can tell rows apart
     add("variant", true);
+    add("threads", false);
     add("calls", false);
     add(fmt::format("total {}", tu.name), false);
     add(fmt::format("self {}", tu.name), false);
@@ -90,6 +99,7 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
       put(phase_name(r.phase));
       if (other_device) put(r.device);
       put(r.variant.empty() ? "-" : r.variant);
+      put(threads_label(r));
       put(fmt::format("{}", r.calls));
       put(fmt::format("{:.3f}", static_cast<double>(r.total_ns) / tu.scale));
       put(fmt::format("{:.3f}", static_cast<double>(r.self_ns) / tu.scale));

@@ -73,6 +73,7 @@ json record_event(const OpRecord& r, const Span& s, const Recording& rec) {
     args["flops"] = r.cost.flops;
     args["macs"] = r.cost.macs;
     args["bytes"] = r.cost.bytes;
+    args["threads"] = r.threads;
   } else {
     args["phase"] = phase_name(r.phase);
     args["scope"] = scope_path;

@@ -36,6 +36,7 @@
 
 #include "kernels/cpu/eigen_threads.h"
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -151,29 +152,72 @@ void col2im_add(const Conv2dArgs<T>& a, const T* dcols, T* dx) {
   }
 }
 
-// The scratch for one image's [K, P] patch matrix: the tensor layer's workspace, or (when a
-// caller passes none, e.g. a test calling the kernel directly) a buffer of our own.
+// Where a kernel's patch matrices, products and dw partials live: the tensor layer's workspace,
+// laid out as kernels/args.h's conv_im2col_workspace says, or (when a caller passes none, e.g. a
+// test calling the kernel directly) a buffer of our own laid out the same way.
 template <class T>
-T* scratch(const Conv2dArgs<T>& a, std::vector<T>& own) {
-  const int64_t need = a.c * a.kh * a.kw * a.ho * a.wo;
-  if (a.workspace && a.workspace_size >= need) return a.workspace;
-  own.resize(static_cast<size_t>(need));
-  return own.data();
+class Scratch {
+ public:
+  Scratch(const Conv2dArgs<T>& a, bool weight_grad) {
+    const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
+    const bool pointwise = is_pointwise(a);
+    const ConvChunks chunks = conv_chunks(a.n, a.o * K * P, weight_grad);
+    patch_ = pointwise ? 0 : K * P;
+    worker_ = conv_im2col_worker(a.n, a.c, a.kh, a.kw, a.ho, a.wo, a.o, pointwise, weight_grad);
+    const int64_t partials = weight_grad && chunks.count > 1 ? (chunks.count - 1) * a.o * K : 0;
+    T* base = a.workspace;
+    int64_t size = a.workspace_size;
+    if (!base || size < partials + worker_) {
+      size = conv_im2col_workspace(a.n, a.c, a.kh, a.kw, a.ho, a.wo, a.o, pointwise, weight_grad,
+                                   threads_for(chunks.count));
+      own_.resize(static_cast<size_t>(size));
+      base = own_.data();
+    }
+    workers_ = worker_ > 0 ? (size - partials) / worker_ : threads_for(chunks.count);
+    workers_base_ = base;
+    partials_ = base + (size - partials);
+  }
+  // Thread t's patch matrix and product (t < workers()).
+  T* patches(int t) const { return workers_base_ + t * worker_; }
+  T* product(int t) const { return workers_base_ + t * worker_ + patch_; }
+  // Chunk c's partial dw (c >= 1; chunk 0 sums into dw itself).
+  T* partial(int64_t chunk, int64_t size) const { return partials_ + (chunk - 1) * size; }
+  int workers() const { return static_cast<int>(std::max<int64_t>(workers_, 1)); }
+
+ private:
+  std::vector<T> own_;
+  T* workers_base_ = nullptr;
+  T* partials_ = nullptr;
+  int64_t patch_ = 0, worker_ = 0, workers_ = 1;
+};
+
+// Runs body(n) for every image n, the images cut into conv_chunks() chunks spread over at most
+// `workers` threads (kernels/cpu/parallel.h); body also gets the running thread's number, which
+// picks its patch matrix.
+template <class T, class Body>
+void for_each_image(const Conv2dArgs<T>& a, const ConvChunks& chunks, int workers, Body&& body) {
+  parallel_chunks(
+      a.n, chunks.images,
+      [&](int64_t, int64_t n0, int64_t n1) {
+        const int thread = omp_get_thread_num();
+        for (int64_t n = n0; n < n1; ++n) body(thread, n);
+      },
+      workers);
 }
 
 template <class T>
 void conv2d_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
-  eigen_threads_for(a.o * K * P);  // one image's product: threads only if it is large
+  eigen_threads_for(a.o * K * P);  // the Eigen reference GEMM: threads only if one is large
   const SelectedGemm<T> gemm;
-  std::vector<T> own;
-  T* ws = is_pointwise(a) ? nullptr : scratch(a, own);
-  for (int64_t n = 0; n < a.n; ++n) {
+  const Scratch<T> scratch(a, false);
+  const bool pointwise = is_pointwise(a);
+  for_each_image(a, conv_chunks(a.n, a.o * K * P, false), scratch.workers(), [&](int t, int64_t n) {
     const T* xn = a.x + n * a.c * a.h * a.w;
     const T* cols = xn;
-    if (ws) {
-      im2col(a, xn, ws);
-      cols = ws;
+    if (!pointwise) {
+      im2col(a, xn, scratch.patches(t));
+      cols = scratch.patches(t);
     }
     Eigen::Map<RowMajor<T>> Y(a.out + n * a.o * P, a.o, P);
     if (K == 0) {
@@ -182,7 +226,7 @@ void conv2d_im2col(const Conv2dArgs<T>& a) {
       gemm(a.o, P, K, a.weight, K, 1, cols, P, 1, Y.data());  // W [O, K] @ cols [K, P]
     }
     if (a.bias) Y.colwise() += Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(a.bias, a.o);
-  }
+  });
 }
 
 template <class T>
@@ -192,43 +236,62 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
     std::fill(a.out, a.out + a.n * image, T(0));
     return;
   }
-  eigen_threads_for(a.o * K * P);
+  eigen_threads_for(a.o * K * P);  // the Eigen reference GEMM: threads only if one is large
   const SelectedGemm<T> gemm;
-  std::vector<T> own;
+  const Scratch<T> scratch(a, false);
   const bool pointwise = is_pointwise(a);
-  T* ws = pointwise ? nullptr : scratch(a, own);
-  if (!pointwise) std::fill(a.out, a.out + a.n * image, T(0));
-  for (int64_t n = 0; n < a.n; ++n) {
+  for_each_image(a, conv_chunks(a.n, a.o * K * P, false), scratch.workers(), [&](int t, int64_t n) {
     const T* dyn = a.dy + n * a.o * P;
     T* dxn = a.out + n * image;
     // W^T [K, O] (W read through swapped strides, no copy) @ dy_n [O, P]
-    gemm(K, P, a.o, a.weight, 1, K, dyn, P, 1, pointwise ? dxn : ws);
-    if (!pointwise) col2im_add(a, ws, dxn);
-  }
+    gemm(K, P, a.o, a.weight, 1, K, dyn, P, 1, pointwise ? dxn : scratch.patches(t));
+    if (!pointwise) {
+      std::fill(dxn, dxn + image, T(0));
+      col2im_add(a, scratch.patches(t), dxn);
+    }
+  });
 }
 
+// dw = sum over images of dy_n @ cols_n^T. Each chunk of images sums into its own partial, in
+// image order; the partials are then added in chunk order (kernels/args.h, conv_chunks).
 template <class T>
 void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
-  const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
-  eigen_threads_for(a.o * K * P);
+  const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo, OK = a.o * K;
+  eigen_threads_for(OK * P);
   const SelectedGemm<T> gemm;
-  std::vector<T> own;
-  T* ws = is_pointwise(a) ? nullptr : scratch(a, own);
-  // The matmul kernels write C, they do not add to it: each image's dy_n @ cols_n^T goes to a
-  // small [O, K] buffer first, then into the sum.
-  std::vector<T> product(static_cast<size_t>(a.o * K));
-  Eigen::Map<RowMajor<T>> DW(a.out, a.o, K);
-  DW.setZero();
-  for (int64_t n = 0; n < a.n; ++n) {
-    const T* xn = a.x + n * a.c * a.h * a.w;
-    const T* cols = xn;
-    if (ws) {
-      im2col(a, xn, ws);  // recomputed: cheaper than keeping every image's patches from forward
-      cols = ws;
-    }
-    // dy_n [O, P] @ cols_n^T [P, K] (cols read through swapped strides)
-    gemm(a.o, K, P, a.dy + n * a.o * P, P, 1, cols, 1, P, product.data());
-    DW += Eigen::Map<const RowMajor<T>>(product.data(), a.o, K);
+  const Scratch<T> scratch(a, true);
+  const bool pointwise = is_pointwise(a);
+  const ConvChunks chunks = conv_chunks(a.n, OK * P, true);
+  parallel_chunks(
+      a.n, chunks.images,
+      [&](int64_t c, int64_t n0, int64_t n1) {
+        const int t = omp_get_thread_num();
+        T* partial = c == 0 ? a.out : scratch.partial(c, OK);
+        for (int64_t n = n0; n < n1; ++n) {
+          const T* xn = a.x + n * a.c * a.h * a.w;
+          const T* cols = xn;
+          if (!pointwise) {
+            im2col(a, xn, scratch.patches(t));  // recomputed: cheaper than keeping every image's
+            cols = scratch.patches(t);          // patches from forward
+          }
+          // dy_n [O, P] @ cols_n^T [P, K] (cols read through swapped strides). The matmul
+          // kernels write C, they do not add to it: the chunk's first image writes its partial,
+          // each further one its product, which is then added.
+          T* c_out = n == n0 ? partial : scratch.product(t);
+          gemm(a.o, K, P, a.dy + n * a.o * P, P, 1, cols, 1, P, c_out);
+          if (n != n0) {
+            for (int64_t i = 0; i < OK; ++i) partial[i] += c_out[i];
+          }
+        }
+      },
+      scratch.workers());
+  if (chunks.count == 0 || K == 0) {  // no images, or no input channels: an empty sum
+    std::fill(a.out, a.out + OK, T(0));
+    return;
+  }
+  for (int64_t c = 1; c < chunks.count; ++c) {
+    const T* partial = scratch.partial(c, OK);
+    for (int64_t i = 0; i < OK; ++i) a.out[i] += partial[i];
   }
 }
 

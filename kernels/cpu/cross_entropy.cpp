@@ -32,6 +32,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/online_softmax.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -69,10 +70,14 @@ double fused_row(const CrossEntropyArgs<T>& a, int64_t r) {
 
 template <class T>
 void cross_entropy_fused(const CrossEntropyArgs<T>& a) {
+  // Rows over the threads, the row losses summed per chunk and the chunks added in order
+  // (kernels/cpu/parallel.h): the same total on any thread count.
   double total = 0;
-  for (int64_t r = 0; r < a.rows; ++r) {
-    total += a.col_stride == 1 ? fused_row<T, true>(a, r) : fused_row<T, false>(a, r);
-  }
+  parallel_rows_summing(a.rows, a.cols, 1, &total, [&](int64_t r0, int64_t r1, double* acc) {
+    for (int64_t r = r0; r < r1; ++r) {
+      *acc += a.col_stride == 1 ? fused_row<T, true>(a, r) : fused_row<T, false>(a, r);
+    }
+  });
   a.loss[0] = static_cast<T>(total * a.scale);
 }
 
@@ -93,13 +98,15 @@ void backward_row(const CrossEntropyBackwardArgs<T>& a, int64_t r, T gs) {
 template <class T>
 void cross_entropy_backward_fused(const CrossEntropyBackwardArgs<T>& a) {
   const T gs = static_cast<T>(static_cast<double>(a.g[0]) * a.scale);
-  for (int64_t r = 0; r < a.rows; ++r) {
-    if (a.col_stride == 1) {
-      backward_row<T, true>(a, r, gs);
-    } else {
-      backward_row<T, false>(a, r, gs);
+  parallel_for(a.rows, rows_per_chunk(a.cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (a.col_stride == 1) {
+        backward_row<T, true>(a, r, gs);
+      } else {
+        backward_row<T, false>(a, r, gs);
+      }
     }
-  }
+  });
 }
 
 // The naive backward, as the formula reads: softmax from the saved lse, minus the one-hot, times

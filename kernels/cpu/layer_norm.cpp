@@ -37,10 +37,13 @@
 // CPU time, median of 9; docs/PERFORMANCE.md, "Fused vs unfused (CPU)"), forward with weight
 // and bias, [4096, 1024] float32: one_pass 1.42 ms = 23.6 GB/s, two_pass 7.8 ms (5.5x
 // slower), the old nn composition of ten ops 16.4 ms (11.5x).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -142,15 +145,17 @@ void one_pass_row(const LayerNormArgs<T>& a, const T* x, T* y, int64_t r) {
 
 template <class T>
 void layer_norm_one_pass(const LayerNormArgs<T>& a) {
-  for (int64_t r = 0; r < a.rows; ++r) {
-    const T* x = a.x + r * a.row_stride;
-    T* y = a.out + r * a.cols;
-    if (a.col_stride == 1) {
-      one_pass_row<T, true>(a, x, y, r);
-    } else {
-      one_pass_row<T, false>(a, x, y, r);
+  parallel_for(a.rows, rows_per_chunk(a.cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = a.x + r * a.row_stride;
+      T* y = a.out + r * a.cols;
+      if (a.col_stride == 1) {
+        one_pass_row<T, true>(a, x, y, r);
+      } else {
+        one_pass_row<T, false>(a, x, y, r);
+      }
     }
-  }
+  });
 }
 
 template <class T>
@@ -214,18 +219,24 @@ void backward_row(const LayerNormBackwardArgs<T>& a, int64_t r) {
 
 template <class T>
 void layer_norm_backward_fused(const LayerNormBackwardArgs<T>& a) {
-  for (T* acc : {a.dweight, a.dbias}) {
-    if (acc) {
-      for (int64_t j = 0; j < a.cols; ++j) acc[j] = 0;
+  // Rows over the threads; dweight and dbias (side by side in `sums`) are summed per chunk of
+  // rows and the chunks added in order (kernels/cpu/parallel.h).
+  const int64_t n = a.cols;
+  std::vector<T> sums(static_cast<size_t>(2 * n));
+  parallel_rows_summing(a.rows, n, 2 * n, sums.data(), [&](int64_t r0, int64_t r1, T* acc) {
+    LayerNormBackwardArgs<T> part = a;
+    if (a.dweight) part.dweight = acc;
+    if (a.dbias) part.dbias = acc + n;
+    for (int64_t r = r0; r < r1; ++r) {
+      if (a.col_stride == 1) {
+        backward_row<T, true>(part, r);
+      } else {
+        backward_row<T, false>(part, r);
+      }
     }
-  }
-  for (int64_t r = 0; r < a.rows; ++r) {
-    if (a.col_stride == 1) {
-      backward_row<T, true>(a, r);
-    } else {
-      backward_row<T, false>(a, r);
-    }
-  }
+  });
+  if (a.dweight) std::copy(sums.begin(), sums.begin() + n, a.dweight);
+  if (a.dbias) std::copy(sums.begin() + n, sums.end(), a.dbias);
 }
 
 // The naive backward: each gradient straight from its formula (kernels/args.h), one after the

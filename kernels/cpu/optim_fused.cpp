@@ -27,6 +27,7 @@
 #include <cmath>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -39,17 +40,19 @@ void sgd_loop(const SgdArgs<T>& a) {
   T* __restrict param = a.param;
   const T* __restrict grad = a.grad;
   T* __restrict velocity = a.velocity;
+  parallel_for(a.numel, kChunkOptimizer, [=](int64_t i0, int64_t i1) {
 #pragma omp simd
-  for (int64_t i = 0; i < a.numel; ++i) {
-    T g = grad[i];
-    if constexpr (kDecay) g = g + wd * param[i];  // L2 penalty wd/2 |p|^2 has gradient wd p
-    if constexpr (kMomentum) {
-      const T v = mu * velocity[i] + g;
-      velocity[i] = v;
-      g = kNesterov ? g + mu * v : v;  // Nesterov: look ahead along the new velocity
+    for (int64_t i = i0; i < i1; ++i) {
+      T g = grad[i];
+      if constexpr (kDecay) g = g + wd * param[i];  // L2 penalty wd/2 |p|^2 has gradient wd p
+      if constexpr (kMomentum) {
+        const T v = mu * velocity[i] + g;
+        velocity[i] = v;
+        g = kNesterov ? g + mu * v : v;  // Nesterov: look ahead along the new velocity
+      }
+      param[i] = param[i] - lr * g;
     }
-    param[i] = param[i] - lr * g;
-  }
+  });
 }
 
 template <class T, bool kDecay>
@@ -87,19 +90,21 @@ void adam_loop(const AdamArgs<T>& a) {
   const T* __restrict grad = a.grad;
   T* __restrict m_state = a.m;
   T* __restrict v_state = a.v;
+  parallel_for(a.numel, kChunkOptimizer, [=](int64_t i0, int64_t i1) {
 #pragma omp simd
-  for (int64_t i = 0; i < a.numel; ++i) {
-    T p = param[i];
-    T g = grad[i];
-    if constexpr (kL2) g = g + wd * p;     // L2: the penalty's gradient goes through the moments
-    if constexpr (kShrink) p = p * decay;  // decoupled: decay the weight itself, not the moments
-    const T m = b1 * m_state[i] + one_minus_b1 * g;
-    const T v = b2 * v_state[i] + one_minus_b2 * g * g;
-    m_state[i] = m;
-    v_state[i] = v;
-    const T denom = std::sqrt(v) / bc2_sqrt + eps;
-    param[i] = p - step_size * m / denom;
-  }
+    for (int64_t i = i0; i < i1; ++i) {
+      T p = param[i];
+      T g = grad[i];
+      if constexpr (kL2) g = g + wd * p;     // L2: the penalty's gradient goes through the moments
+      if constexpr (kShrink) p = p * decay;  // decoupled: decay the weight, not the moments
+      const T m = b1 * m_state[i] + one_minus_b1 * g;
+      const T v = b2 * v_state[i] + one_minus_b2 * g * g;
+      m_state[i] = m;
+      v_state[i] = v;
+      const T denom = std::sqrt(v) / bc2_sqrt + eps;
+      param[i] = p - step_size * m / denom;
+    }
+  });
 }
 
 template <class T>

@@ -33,6 +33,12 @@ Window window(int64_t i, int64_t in, int64_t kernel, int64_t stride, int64_t pad
   return {std::max<int64_t>(start, 0), std::min(start + kernel, in)};
 }
 
+}  // namespace
+
+// Every naive kernel is shared with the optimized variants (pool_optimized.cpp), which run it
+// on chunks of planes over the threads, and max_pool2d_naive also for overlapping or padded
+// windows.
+
 template <class T>
 void avg_pool2d_naive(const Pool2dArgs<T>& args) {
   const Pool2dArgs<T> a = args;  // a local copy keeps the sizes in registers (see the top)
@@ -73,10 +79,6 @@ void avg_pool2d_backward_naive(const Pool2dArgs<T>& args) {
   }
 }
 
-}  // namespace
-
-// max_pool2d_naive is shared with the optimized variant (pool_optimized.cpp), which falls back
-// to it for overlapping or padded windows.
 template <class T>
 void max_pool2d_naive(const Pool2dArgs<T>& args) {
   const Pool2dArgs<T> a = args;  // a local copy keeps the sizes in registers (see the top)
@@ -133,6 +135,12 @@ void max_pool2d_backward_naive(const Pool2dArgs<T>& args) {
 
 template void max_pool2d_naive<float>(const Pool2dArgs<float>&);
 template void max_pool2d_naive<double>(const Pool2dArgs<double>&);
+template void max_pool2d_backward_naive<float>(const Pool2dArgs<float>&);
+template void max_pool2d_backward_naive<double>(const Pool2dArgs<double>&);
+template void avg_pool2d_naive<float>(const Pool2dArgs<float>&);
+template void avg_pool2d_naive<double>(const Pool2dArgs<double>&);
+template void avg_pool2d_backward_naive<float>(const Pool2dArgs<float>&);
+template void avg_pool2d_backward_naive<double>(const Pool2dArgs<double>&);
 
 void register_pool_naive(Registry& r) {
   r.op("max_pool2d", Device::cpu)

@@ -1,4 +1,4 @@
-// max_pool2d, optimized variant: windows that tile the input.
+// Pooling, optimized variants: windows that tile the input, and planes over the threads.
 //
 // Idea. In a CNN the pool is nearly always kernel = stride with no padding (2x2, stride 2):
 // the windows tile the input without overlapping, so no window needs clipping: output row i
@@ -6,9 +6,11 @@
 // pattern, unrolled for k = 2, with the running max kept by arithmetic instead of branches.
 // Any other window shape falls back to the naive kernel.
 //
-// (We also tried a backward that writes each dx element once, in order, instead of zeroing dx
-// and scattering dy into it; the naive memset + scatter was as fast or faster, 0.3-0.85 ms vs
-// 0.86-0.92 ms on 1024 planes of 28x28, so max_pool2d_backward keeps only the naive kernel.)
+// Threads. Every plane (a channel of an image) is pooled on its own, so all four ops split
+// chunks of planes over the threads (kernels/cpu/parallel.h): the same bits on any count. The
+// backward ops run the naive loops per chunk. (We also tried a max backward that writes each dx
+// element once, in order, instead of zeroing dx and scattering dy into it; the naive memset +
+// scatter was as fast or faster, 0.3-0.85 ms vs 0.86-0.92 ms on 1024 planes of 28x28.)
 //
 // Ties and NaN follow the naive kernel exactly (first maximum in row-major window order; a
 // NaN wins), so the two variants give bit-identical outputs and argmax.
@@ -82,9 +84,8 @@ bool max_row_kxk(const T* x, int64_t i, const Pool2dArgs<T>& a, T* y, int64_t* i
 }
 
 template <class T>
-void max_pool2d_optimized(const Pool2dArgs<T>& args) {
+void max_pool2d_tiles(const Pool2dArgs<T>& args) {
   const Pool2dArgs<T> a = args;  // local copy: stores to idx cannot alias the sizes
-  if (!tiles(a)) return max_pool2d_naive(a);
   for (int64_t pl = 0; pl < a.planes; ++pl) {
     const T* x = a.x + pl * a.h * a.w;
     T* y = a.out + pl * a.ho * a.wo;
@@ -109,13 +110,44 @@ void max_pool2d_optimized(const Pool2dArgs<T>& args) {
   }
 }
 
+// The optimized variants: chunks of planes over the threads, each chunk pooled by the tiling
+// kernel above (max_pool2d, when windows tile the input) or by the naive loops.
+template <class T>
+void max_pool2d_optimized(const Pool2dArgs<T>& a) {
+  over_plane_chunks(a, false, tiles(a) ? &max_pool2d_tiles<T> : &max_pool2d_naive<T>);
+}
+template <class T>
+void max_pool2d_backward_optimized(const Pool2dArgs<T>& a) {
+  over_plane_chunks(a, true, &max_pool2d_backward_naive<T>);
+}
+template <class T>
+void avg_pool2d_optimized(const Pool2dArgs<T>& a) {
+  over_plane_chunks(a, false, &avg_pool2d_naive<T>);
+}
+template <class T>
+void avg_pool2d_backward_optimized(const Pool2dArgs<T>& a) {
+  over_plane_chunks(a, true, &avg_pool2d_backward_naive<T>);
+}
+
 }  // namespace
 
 void register_pool_optimized(Registry& r) {
   r.op("max_pool2d", Device::cpu)
-      .add<Pool2dArgs>("optimized", VariantTag::optimized,
-                       "windows that tile the input: no clipping, 2x2 unrolled",
-                       &max_pool2d_optimized<float>, &max_pool2d_optimized<double>);
+      .add<Pool2dArgs>(
+          "optimized", VariantTag::optimized,
+          "windows that tile the input: no clipping, 2x2 unrolled; planes over threads",
+          &max_pool2d_optimized<float>, &max_pool2d_optimized<double>);
+  r.op("max_pool2d_backward", Device::cpu)
+      .add<Pool2dArgs>("optimized", VariantTag::optimized, "the naive scatter, planes over threads",
+                       &max_pool2d_backward_optimized<float>,
+                       &max_pool2d_backward_optimized<double>);
+  r.op("avg_pool2d", Device::cpu)
+      .add<Pool2dArgs>("optimized", VariantTag::optimized, "the naive windows, planes over threads",
+                       &avg_pool2d_optimized<float>, &avg_pool2d_optimized<double>);
+  r.op("avg_pool2d_backward", Device::cpu)
+      .add<Pool2dArgs>("optimized", VariantTag::optimized, "the naive spread, planes over threads",
+                       &avg_pool2d_backward_optimized<float>,
+                       &avg_pool2d_backward_optimized<double>);
 }
 PRISM_CPU_KERNELS(220, register_pool_optimized);
 

@@ -26,6 +26,7 @@
 #include <cmath>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -74,13 +75,15 @@ void fused_row(const RmsNormArgs<T>& a, int64_t r) {
 
 template <class T>
 void rms_norm_fused(const RmsNormArgs<T>& a) {
-  for (int64_t r = 0; r < a.rows; ++r) {
-    if (a.col_stride == 1) {
-      fused_row<T, true>(a, r);
-    } else {
-      fused_row<T, false>(a, r);
+  parallel_for(a.rows, rows_per_chunk(a.cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (a.col_stride == 1) {
+        fused_row<T, true>(a, r);
+      } else {
+        fused_row<T, false>(a, r);
+      }
     }
-  }
+  });
 }
 
 template <class T>
@@ -136,15 +139,24 @@ void backward_row(const RmsNormBackwardArgs<T>& a, int64_t r) {
 
 template <class T>
 void rms_norm_backward_fused(const RmsNormBackwardArgs<T>& a) {
-  if (a.dweight) {
-    for (int64_t j = 0; j < a.cols; ++j) a.dweight[j] = 0;
-  }
-  for (int64_t r = 0; r < a.rows; ++r) {
-    if (a.col_stride == 1) {
-      backward_row<T, true>(a, r);
-    } else {
-      backward_row<T, false>(a, r);
+  // Rows over the threads; dweight summed per chunk of rows, the chunks added in order
+  // (kernels/cpu/parallel.h). Without a weight there is nothing to sum.
+  auto rows = [&](int64_t r0, int64_t r1, T* acc) {
+    RmsNormBackwardArgs<T> part = a;
+    part.dweight = acc;
+    for (int64_t r = r0; r < r1; ++r) {
+      if (a.col_stride == 1) {
+        backward_row<T, true>(part, r);
+      } else {
+        backward_row<T, false>(part, r);
+      }
     }
+  };
+  if (a.dweight) {
+    parallel_rows_summing(a.rows, a.cols, a.cols, a.dweight, rows);
+  } else {
+    parallel_for(a.rows, rows_per_chunk(a.cols),
+                 [&](int64_t r0, int64_t r1) { rows(r0, r1, nullptr); });
   }
 }
 

@@ -27,6 +27,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/online_softmax.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -57,15 +58,17 @@ void softmax_row(const T* x, int64_t n, int64_t stride, T* y, bool log) {
 
 template <class T>
 void online_rows(const SoftmaxArgs<T>& a, bool log) {
-  for (int64_t r = 0; r < a.rows; ++r) {
-    const T* x = a.x + r * a.row_stride;
-    T* y = a.out + r * a.cols;
-    if (a.col_stride == 1) {
-      softmax_row<T, true>(x, a.cols, 1, y, log);
-    } else {
-      softmax_row<T, false>(x, a.cols, a.col_stride, y, log);
+  parallel_for(a.rows, rows_per_chunk(a.cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = a.x + r * a.row_stride;
+      T* y = a.out + r * a.cols;
+      if (a.col_stride == 1) {
+        softmax_row<T, true>(x, a.cols, 1, y, log);
+      } else {
+        softmax_row<T, false>(x, a.cols, a.col_stride, y, log);
+      }
     }
-  }
+  });
 }
 
 template <class T>

@@ -15,6 +15,8 @@
 //
 // Cost (docs/COSTS.md): 2 N O Ho Wo C kh kw FLOPs (+ N O Ho Wo for the bias add), half as
 // many MACs without the bias; bytes = x + weight (+ bias) + y.
+#include <omp.h>
+
 #include <algorithm>
 #include <string>
 
@@ -118,28 +120,38 @@ void run_conv(const kernels::KernelEntry& k, const Geometry& g, const Tensor& x,
   k.get<kernels::Conv2dArgs, T>()(a);
 }
 
-// How many images' patch matrices the scratch holds. The CPU unfolds one image at a time
-// (its GEMMs are large enough); a GPU needs a chunk of images per GEMM to fill its SMs
-// (kernels/cuda/conv_im2col.cu), so it gets as many as fit in 2^25 elements (128 MB in
-// float32), at least one.
-int64_t images(const Geometry& g, Device dev) {
-  if (dev != Device::cuda) return 1;
-  const int64_t per = std::max<int64_t>(1, g.c * g.kh * g.kw * g.ho * g.wo);
-  return std::clamp<int64_t>((int64_t{1} << 25) / per, 1, std::max<int64_t>(g.n, 1));
+// Elements of scratch for a non-naive variant. On the GPU, patch matrices for a chunk of images
+// per GEMM, to fill its SMs (kernels/cuda/conv_im2col.cu): as many as fit in 2^25 elements
+// (128 MB in float32), at least one. On the CPU, one image's patch matrix per thread that will
+// run (and dw's partial sums), as kernels/args.h's conv_im2col_workspace says.
+int64_t workspace_elements(const Geometry& g, Device dev, bool weight_grad) {
+  const int64_t per = g.c * g.kh * g.kw * g.ho * g.wo;
+  if (dev == Device::cuda) {
+    return per * std::clamp<int64_t>((int64_t{1} << 25) / std::max<int64_t>(1, per), 1,
+                                     std::max<int64_t>(g.n, 1));
+  }
+  const int64_t chunks = kernels::conv_chunks(g.n, g.o * per, weight_grad).count;
+  const int64_t workers = omp_in_parallel() ? 1 : std::min<int64_t>(omp_get_max_threads(), chunks);
+  // Patch matrices even for a pointwise conv, which needs none: Conv2dArgs promises every
+  // variant (a learner's too) at least one image's patches.
+  return kernels::conv_im2col_workspace(g.n, g.c, g.kh, g.kw, g.ho, g.wo, g.o, false, weight_grad,
+                                        std::max<int64_t>(workers, 1));
 }
 
-// Allocates the output, the scratch a non-naive variant may use (one image's patch matrix,
-// tagged temporary), and runs the kernel. Call inside the op's record.
+// Allocates the output, the scratch a non-naive variant may use (tagged temporary), and runs
+// the kernel. Call inside the op's record.
 Tensor conv_call(const kernels::KernelEntry& k, const Geometry& g, const Dims& out_shape, DType dt,
                  Device dev, const Tensor& x, const Tensor& weight, const Tensor& bias,
                  const Tensor& dy) {
   Tensor out = detail::empty_like_shape(out_shape, dt, dev);
   if (out.numel() == 0) return out;
   Tensor workspace;
-  if (k.tag != kernels::VariantTag::naive && !k.meta) {  // a meta "kernel" needs no scratch
+  const bool weight_grad = !weight.defined();  // conv2d_backward_weight reads x and dy only
+  const int64_t scratch = workspace_elements(g, dev, weight_grad);
+  if (k.tag != kernels::VariantTag::naive && !k.meta &&
+      scratch > 0) {  // a meta "kernel" needs none
     AllocRole role(MemRole::temporary);
-    workspace =
-        detail::empty_like_shape(Dims{g.c * g.kh * g.kw * g.ho * g.wo * images(g, dev)}, dt, dev);
+    workspace = detail::empty_like_shape(Dims{scratch}, dt, dev);
   }
   if (dt == DType::f32)
     run_conv<float>(k, g, x, weight, bias, dy, out, workspace);

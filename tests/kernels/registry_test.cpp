@@ -144,8 +144,11 @@ TEST_CASE("the built-in kernels are registered with their defaults") {
   for (const char* op : {"softmax", "log_softmax"}) {
     CHECK(registry().at(op, Device::cpu).default_entry().name == "online");
   }
-  for (const char* op : {"add", "exp", "copy", "gather", "index_select"}) {
-    CHECK(registry().at(op, Device::cpu).default_entry().name == "naive");
+  // Elementwise, copy, index and pooling: SIMD and chunks over the threads
+  // (kernels/cpu/parallel.h).
+  for (const char* op : {"add", "exp", "gelu_backward", "copy", "gather", "index_select",
+                         "index_add", "max_pool2d_backward", "avg_pool2d"}) {
+    CHECK(registry().at(op, Device::cpu).default_entry().name == "optimized");
   }
   // all() is sorted by op name.
   std::vector<const OpKernels*> all = registry().all();

@@ -158,6 +158,7 @@ std::map<std::string, std::vector<Driver>> drivers() {
   d["relu"] = {unary([](const Tensor& x) { return relu(x); }, -3, 3)};
   d["sigmoid"] = {unary([](const Tensor& x) { return sigmoid(x); }, -6, 6)};
   d["gelu"] = {unary([](const Tensor& x) { return gelu(x); }, -4, 4)};
+  d["silu"] = {unary([](const Tensor& x) { return silu(x); }, -6, 6)};
   d["add"] = {binary([](const Tensor& a, const Tensor& b) { return add(a, b); }, -2, 2)};
   d["sub"] = {binary([](const Tensor& a, const Tensor& b) { return sub(a, b); }, -2, 2)};
   d["mul"] = {binary([](const Tensor& a, const Tensor& b) { return mul(a, b); }, -2, 2)};
@@ -167,6 +168,7 @@ std::map<std::string, std::vector<Driver>> drivers() {
   d["gelu_backward"] = {unary_backward([](const Tensor& x) { return gelu(x); })};
   d["tanh_backward"] = {unary_backward([](const Tensor& x) { return prism::tanh(x); })};
   d["sigmoid_backward"] = {unary_backward([](const Tensor& x) { return sigmoid(x); })};
+  d["silu_backward"] = {unary_backward([](const Tensor& x) { return silu(x); })};
   d["copy"] = {{[](DType dt, ref::Rng& rng, bool) {
                   return std::vector<Tensor>{input({7, 37, 29}, false, dt, rng).permute({2, 0, 1})};
                 },
@@ -239,12 +241,25 @@ std::map<std::string, std::vector<Driver>> drivers() {
   };
   for (const PoolShape& ps : {PoolShape{{2, 3, 13, 11}, 2, 2, 0}, PoolShape{{1, 2, 9, 12}, 3, 3, 0},
                               PoolShape{{2, 2, 9, 7}, 3, 2, 1}}) {
-    d["max_pool2d"].push_back({[ps](DType dt, ref::Rng& rng, bool strided) {
-                                 return std::vector<Tensor>{input(ps.x, strided, dt, rng)};
-                               },
-                               [ps](const std::vector<Tensor>& in) {
-                                 return max_pool2d(in[0], ps.kernel, ps.stride, ps.padding);
-                               }});
+    auto make = [ps](DType dt, ref::Rng& rng, bool strided) {
+      return std::vector<Tensor>{input(ps.x, strided, dt, rng)};
+    };
+    using PoolFn = Tensor (*)(const Tensor&, int, int, int);
+    for (const auto& [name, pool] : {std::pair<std::string, PoolFn>{"max_pool2d", &max_pool2d},
+                                     std::pair<std::string, PoolFn>{"avg_pool2d", &avg_pool2d}}) {
+      auto run = [ps, pool = pool](const Tensor& x) {
+        return pool(x, ps.kernel, ps.stride, ps.padding);
+      };
+      d[name].push_back({make, [run](const std::vector<Tensor>& in) { return run(in[0]); }});
+      // The gradient, driven by backward() with a fixed random output gradient.
+      d[name + "_backward"].push_back({make, [run](const std::vector<Tensor>& in) {
+                                         Tensor y = run(in[0]);
+                                         ref::Rng grng(78);
+                                         const Tensor g = ref::to_tensor(
+                                             ref::random(y.shape().vec(), grng), y.dtype());
+                                         return grad_of_input(in[0], run, g);
+                                       }});
+    }
   }
   // attention (q, k, v; Lq != Lk, or causal on a prime length past one 128-row tile) and its
   // gradient, all three of dq, dk, dv side by side.

@@ -1,0 +1,151 @@
+// The one place a CPU kernel splits its work over threads.
+//
+// Fixed chunks. A kernel hands over n items (elements, rows, images, planes) and a chunk size;
+// [0, n) is cut into chunks of `chunk` items, the last one shorter, and the cut depends on n and
+// `chunk` alone, never on the thread count. Each thread runs a contiguous run of whole chunks
+// (chunk c goes to thread c * threads / chunks, a static split), and a reduction keeps one
+// partial per chunk and adds the partials in chunk order. So every item is computed by the same
+// code, next to the same neighbours, in the same order, at 1, 2 or 16 threads: outputs and
+// gradients are bit-identical across runs AND across thread counts (tests/kernels/
+// determinism_test.cpp checks it for every op class). At one thread the kernel runs the same
+// chunks one after the other, so the serial path is not a second implementation.
+//
+// Grain. Entering an OpenMP parallel region and leaving it (fork, barrier, join) costs about
+// kRegionMicros microseconds on the 2-core machine of docs/PERFORMANCE.md ("Threads"), whose
+// bench/parallel_grain.cpp measures it and every crossover below. A kernel therefore runs
+// serially until it has at least two chunks, and each op class picks its chunk so that one
+// chunk is worth several region entries: the sizes below are the measured crossovers (where 2
+// threads first beat 1) rounded up to a power of two, so a kernel just past its crossover gains
+// and one below it never loses.
+//
+// Threads used are told to the profiler (note_threads), so an op's row shows how many threads
+// its kernel ran on. Inside another parallel region (an op called from an OpenMP loop) a kernel
+// runs serially, as OpenMP would run a nested region anyway.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <vector>
+
+#include "profiler/recorder.h"
+
+namespace prism::kernels::cpu {
+
+// Measured cost of one empty `#pragma omp parallel` region at 2 threads (median, see above).
+constexpr double kRegionMicros = 1.5;
+
+// Items per chunk by op class (each a measured crossover; docs/PERFORMANCE.md, "Threads").
+// Elementwise and copy chunks count elements, everything else counts what the comment says.
+constexpr int64_t kChunkElementwise = 32768;    // cheap ops (add, relu, copy): ~1 FLOP/element
+constexpr int64_t kChunkTranscendental = 4096;  // exp, tanh, gelu, sigmoid, silu and backward
+constexpr int64_t kChunkRowElements = 16384;    // row-wise ops: rows per chunk = this / cols
+constexpr int64_t kChunkOptimizer = 16384;      // parameters per chunk of an update
+
+// The number of chunks [0, n) is cut into.
+inline int64_t chunk_count(int64_t n, int64_t chunk) {
+  return n <= 0 ? 0 : (n + chunk - 1) / chunk;
+}
+
+// Rows per chunk for a row-wise op with `cols` elements a row: about `elements` elements a
+// chunk, at least one row.
+inline int64_t rows_per_chunk(int64_t cols, int64_t elements = kChunkRowElements) {
+  return std::max<int64_t>(1, elements / std::max<int64_t>(cols, 1));
+}
+
+// Rows per chunk for an op that also sums across rows into one partial per chunk (a norm's
+// weight gradient): a row-wise chunk, but at most kMaxPartials chunks, so the partials stay
+// small; such an op uses at most kMaxPartials threads.
+constexpr int64_t kMaxPartials = 16;
+inline int64_t partial_rows_per_chunk(int64_t rows, int64_t cols) {
+  return std::max(rows_per_chunk(cols), (rows + kMaxPartials - 1) / kMaxPartials);
+}
+
+// The threads a region over `chunks` chunks would use: one per chunk at most, never more than
+// `max_threads` (a kernel with per-thread scratch for that many), one inside a parallel region.
+inline int threads_for(int64_t chunks, int max_threads = std::numeric_limits<int>::max()) {
+  if (chunks < 2 || omp_in_parallel()) return 1;
+  return static_cast<int>(std::min<int64_t>({omp_get_max_threads(), chunks, max_threads}));
+}
+
+// Tells the profiler the innermost open op of this thread ran on `threads` threads.
+inline void note_threads(int threads) {
+  if (profiler::recording()) profiler::note_threads(threads);
+}
+
+// Calls body(c, begin, end) for every chunk c = [begin, end) of [0, n), chunks spread over the
+// threads as described above, at most `max_threads` of them. A body may use omp_get_thread_num()
+// (0 when serial) to pick per-thread scratch. An exception thrown by a body (an index out of
+// range) is caught inside the region, which OpenMP requires, and the first one is rethrown on
+// the calling thread after every thread has finished.
+template <class Body>
+void parallel_chunks(int64_t n, int64_t chunk, Body&& body,
+                     int max_threads = std::numeric_limits<int>::max()) {
+  const int64_t chunks = chunk_count(n, chunk);
+  const int threads = threads_for(chunks, max_threads);
+  note_threads(threads);
+  auto run = [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) body(c, c * chunk, std::min(n, (c + 1) * chunk));
+  };
+  if (threads == 1) {
+    run(0, chunks);
+    return;
+  }
+  std::exception_ptr error;
+#pragma omp parallel num_threads(threads)
+  {
+    // The runtime may give fewer threads than asked: split by the number actually running.
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    try {
+      run(chunks * t / nt, chunks * (t + 1) / nt);
+    } catch (...) {
+#pragma omp critical(prism_parallel_chunks_error)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+// Calls body(begin, end) over [0, n) in chunks, as parallel_chunks, for work whose chunks need
+// not know their index (elementwise: every item is independent).
+template <class Body>
+void parallel_for(int64_t n, int64_t chunk, Body&& body) {
+  parallel_chunks(n, chunk, [&](int64_t, int64_t begin, int64_t end) { body(begin, end); });
+}
+
+}  // namespace prism::kernels::cpu
+
+namespace prism::kernels::cpu {
+
+// Strided n-d walks split by rows: row r is an index over every dim but the last, and this is
+// its offset in an operand with these strides (row-major over shape[0 .. ndim-2]).
+inline int64_t row_offset(int64_t r, int ndim, const int64_t* shape, const int64_t* stride) {
+  int64_t off = 0;
+  for (int d = ndim - 2; d >= 0; --d) {
+    off += (r % shape[d]) * stride[d];
+    r /= shape[d];
+  }
+  return off;
+}
+
+// For an op that writes per-row outputs and also sums a `width`-long vector over all its rows (a
+// norm's weight gradient): chunks of rows over the threads (partial_rows_per_chunk), where
+// body(r0, r1, acc) adds the terms of rows [r0, r1) into acc, its chunk's own zeroed partial;
+// then the partials are added in chunk order into `sums` (width elements, overwritten).
+template <class T, class Body>
+void parallel_rows_summing(int64_t rows, int64_t cols, int64_t width, T* sums, Body&& body) {
+  const int64_t per = partial_rows_per_chunk(rows, cols);
+  std::vector<T> partial(static_cast<size_t>(chunk_count(rows, per) * width), T(0));
+  parallel_chunks(rows, per, [&](int64_t c, int64_t r0, int64_t r1) {
+    body(r0, r1, partial.data() + c * width);
+  });
+  std::fill(sums, sums + width, T(0));
+  for (size_t c = 0; c < partial.size(); c += static_cast<size_t>(width)) {
+    for (int64_t j = 0; j < width; ++j) sums[j] += partial[c + static_cast<size_t>(j)];
+  }
+}
+
+}  // namespace prism::kernels::cpu
