@@ -11,13 +11,18 @@
 // chunks one after the other, so the serial path is not a second implementation.
 //
 // Grain. Entering an OpenMP parallel region and leaving it (fork, barrier, join) costs about
-// kRegionMicros microseconds on the 2-core machine of docs/PERFORMANCE.md ("Threads"), whose
-// bench/parallel_grain.cpp measures it and every crossover below. A kernel therefore runs
-// serially until it has at least two chunks, and each op class picks its chunk so that one
-// chunk is worth several region entries: the sizes below are the measured crossovers (where 2
-// threads first beat 1) rounded up to a power of two, so a kernel just past its crossover gains
-// and one below it never loses.
-//
+// kRegionMicros microseconds on the 2-core machine of docs/PERFORMANCE.md ("Threads"), and
+// bench/parallel_grain.cpp measures it and, per op class, the crossover: the size from which
+// 2 threads beat 1 at every larger size, timed interleaved. A kernel runs serially until it has
+// at least two chunks, and each class's chunk is half its crossover, so two chunks exist from
+// the crossover up: a kernel past it gains and one below it never pays for a region.
+//   class            crossover (2 threads / 1 just past it)    chunk
+//   add, relu, copy  131072 elements (0.73)                     65536
+//   gelu, exp, tanh    4096 elements (0.81)                      2048
+//   softmax rows       2048 elements (0.86)                      1024
+//   Adam update        2048 parameters (0.84)                    1024
+// Convolution splits whole images (kernels/args.h, conv_chunks: 2^18 multiply-adds a chunk, some
+// 5 us of GEMM, several region costs).
 // Threads used are told to the profiler (note_threads), so an op's row shows how many threads
 // its kernel ran on. Inside another parallel region (an op called from an OpenMP loop) a kernel
 // runs serially, as OpenMP would run a nested region anyway.
@@ -36,14 +41,13 @@
 namespace prism::kernels::cpu {
 
 // Measured cost of one empty `#pragma omp parallel` region at 2 threads (median, see above).
-constexpr double kRegionMicros = 1.5;
+constexpr double kRegionMicros = 0.85;
 
-// Items per chunk by op class (each a measured crossover; docs/PERFORMANCE.md, "Threads").
-// Elementwise and copy chunks count elements, everything else counts what the comment says.
-constexpr int64_t kChunkElementwise = 32768;    // cheap ops (add, relu, copy): ~1 FLOP/element
-constexpr int64_t kChunkTranscendental = 4096;  // exp, tanh, gelu, sigmoid, silu and backward
-constexpr int64_t kChunkRowElements = 16384;    // row-wise ops: rows per chunk = this / cols
-constexpr int64_t kChunkOptimizer = 16384;      // parameters per chunk of an update
+// Items per chunk by op class: half the measured crossover (the table above).
+constexpr int64_t kChunkElementwise = 65536;    // cheap ops (add, relu, copy): elements
+constexpr int64_t kChunkTranscendental = 2048;  // exp, tanh, gelu, sigmoid, silu, backward
+constexpr int64_t kChunkRowElements = 1024;     // row-wise ops: rows per chunk = this / cols
+constexpr int64_t kChunkOptimizer = 1024;       // parameters per chunk of an update
 
 // The number of chunks [0, n) is cut into.
 inline int64_t chunk_count(int64_t n, int64_t chunk) {
