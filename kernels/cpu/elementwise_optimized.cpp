@@ -43,16 +43,27 @@ constexpr bool kCheap<math::TanhBackward> = true;
 template <class F>
 constexpr int64_t kChunk = kCheap<F> ? kChunkElementwise : kChunkTranscendental;
 
+// The contiguous loops, as free functions on plain pointers: GCC 12 vectorises these, but not
+// the same loop written inside the chunk lambda (measured: 1.1 vs 6.5 ns a GELU element).
+template <class T, class F>
+void unary_run(const T* __restrict x, T* __restrict out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = F{}(x[i]);
+}
+template <class T, class F>
+void binary_run(const T* __restrict a, const T* __restrict b, T* __restrict out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = F{}(a[i], b[i]);
+}
+
 template <class T, class F>
 void unary_optimized(const UnaryArgs<T>& a) {
   const Layout& L = a.layout;
   const T* x = a.x;
   T* out = a.out;
   if (L.ndim == 1 && L.stride[0] == 1) {
-    parallel_for(a.numel, kChunk<F>, [=](int64_t i0, int64_t i1) {
-#pragma omp simd
-      for (int64_t i = i0; i < i1; ++i) out[i] = F{}(x[i]);
-    });
+    parallel_for(a.numel, kChunk<F>,
+                 [=](int64_t i0, int64_t i1) { unary_run<T, F>(x + i0, out + i0, i1 - i0); });
     return;
   }
   const int last = L.ndim - 1;
@@ -63,8 +74,7 @@ void unary_optimized(const UnaryArgs<T>& a) {
       const T* xr = x + row_offset(r, L.ndim, L.shape, L.stride);
       T* o = out + r * cols;
       if (cs == 1) {
-#pragma omp simd
-        for (int64_t j = 0; j < cols; ++j) o[j] = F{}(xr[j]);
+        unary_run<T, F>(xr, o, cols);
       } else {
         for (int64_t j = 0; j < cols; ++j) o[j] = F{}(xr[j * cs]);
       }
@@ -78,8 +88,7 @@ void binary_optimized(const BinaryArgs<T>& a) {
   T* out = a.out;
   if (a.ndim == 1 && a.a_stride[0] == 1 && a.b_stride[0] == 1) {
     parallel_for(a.numel, kChunk<F>, [=](int64_t i0, int64_t i1) {
-#pragma omp simd
-      for (int64_t i = i0; i < i1; ++i) out[i] = F{}(pa[i], pb[i]);
+      binary_run<T, F>(pa + i0, pb + i0, out + i0, i1 - i0);
     });
     return;
   }
@@ -92,8 +101,7 @@ void binary_optimized(const BinaryArgs<T>& a) {
       const T* br = pb + row_offset(r, a.ndim, a.shape, a.b_stride);
       T* o = out + r * cols;
       if (sa == 1 && sb == 1) {
-#pragma omp simd
-        for (int64_t j = 0; j < cols; ++j) o[j] = F{}(ar[j], br[j]);
+        binary_run<T, F>(ar, br, o, cols);
       } else if (sa == 1 && sb == 0) {  // a row plus a broadcast scalar (bias, scale)
         const T b = br[0];
 #pragma omp simd

@@ -52,13 +52,15 @@ inline float with_sign(float magnitude, uint32_t sign) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(magnitude) | sign);
 }
 
-// c[0] + c[1] x + ... + c[N-1] x^(N-1) by Horner's rule. The trip count is a constant, so the
-// loop is unrolled away and each step is one multiply-add.
-template <size_t N>
+// c[0] + c[1] x + ... + c[N-1] x^(N-1) by Horner's rule, expanded at compile time: each step is
+// one multiply-add, and no loop is left for the vectoriser of the caller's loop to deal with.
+template <size_t K = 0, size_t N>
 inline float horner(float x, const float (&c)[N]) {
-  float p = c[N - 1];
-  for (size_t k = N - 1; k-- > 0;) p = p * x + c[k];
-  return p;
+  if constexpr (K + 1 == N) {
+    return c[K];
+  } else {
+    return horner<K + 1>(x, c) * x + c[K];
+  }
 }
 
 // exp(x + x_lo) for x + x_lo in [-104, 89] (the callers clamp; past those ends the result is 0

@@ -3,7 +3,7 @@
 // Idea: the chain matmul -> add -> gelu inside one kernel, pass by pass over the whole output:
 //   1. z = x w^T            Eigen GEMM into the output buffer (threads for large products)
 //   2. z += b               a pass over [rows, out]
-//   3. y = gelu(z)          another pass, math::Gelu (the function prism::gelu uses)
+//   3. y = gelu(z)          another pass, fast::Gelu (the function prism::gelu uses)
 // At transformer sizes the output ([4096 x 3072] floats, 50 MB) is far larger than the caches,
 // so passes 2 and 3 each stream it from and back to memory: the traffic the fused variant
 // (linear_gelu_fused.cpp) saves. With a z buffer (grad mode: backward needs gelu'(z)) the GEMM
@@ -15,7 +15,7 @@
 // (39.8 GFLOP/s): the GEMM about 260 ms, the bias pass 3-5 ms, the GELU pass about 200 ms
 // (scalar tanhf, compute-bound); docs/PERFORMANCE.md.
 #include "kernels/cpu/eigen_threads.h"
-#include "kernels/cpu/elementwise_math.h"
+#include "kernels/cpu/elementwise_fast.h"
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/linear_gelu_gemm.h"
 
@@ -33,7 +33,7 @@ void linear_gelu_unfused(const LinearGeluArgs<T>& a) {
       for (int64_t c = 0; c < a.out; ++c) z[r * a.out + c] += a.bias[c];
     }
   }
-  const math::Gelu gelu;
+  const fast::Gelu gelu;  // the vectorised GELU prism::gelu runs (elementwise_fast.h)
   for (int64_t i = 0; i < n; ++i) a.y[i] = gelu(z[i]);
 }
 
