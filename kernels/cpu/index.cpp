@@ -58,10 +58,15 @@ void scatter_add_naive(const GatherArgs<T>& a) {
 }
 
 template <class T>
-void index_select_naive(const IndexSelectArgs<T>& a) {
+void check_indices(const IndexSelectArgs<T>& a, const char* op) {
   for (int64_t j = 0; j < a.count; ++j) {
-    if (a.index[j] < 0 || a.index[j] >= a.n) index_error("index_select", a.index[j], a.dim, a.n);
+    if (a.index[j] < 0 || a.index[j] >= a.n) index_error(op, a.index[j], a.dim, a.n);
   }
+}
+
+template <class T>
+void index_select_naive(const IndexSelectArgs<T>& a) {
+  check_indices(a, "index_select");
   for (int64_t o = 0; o < a.outer; ++o) {
     for (int64_t j = 0; j < a.count; ++j) {
       const T* src = a.x + (o * a.n + a.index[j]) * a.inner;
@@ -74,9 +79,7 @@ void index_select_naive(const IndexSelectArgs<T>& a) {
 // The gradient of index_select: out (shape [outer, n, inner], zeroed) += rows of x.
 template <class T>
 void index_add_naive(const IndexSelectArgs<T>& a) {
-  for (int64_t j = 0; j < a.count; ++j) {
-    if (a.index[j] < 0 || a.index[j] >= a.n) index_error("index_add", a.index[j], a.dim, a.n);
-  }
+  check_indices(a, "index_add");
   for (int64_t o = 0; o < a.outer; ++o) {
     for (int64_t j = 0; j < a.count; ++j) {
       const T* src = a.x + (o * a.count + j) * a.inner;
@@ -156,13 +159,6 @@ void gather_optimized(const GatherArgs<T>& a) {
 template <class T>
 void scatter_add_optimized(const GatherArgs<T>& a) {
   by_lines<T, true>(a);
-}
-
-template <class T>
-void check_indices(const IndexSelectArgs<T>& a, const char* op) {
-  for (int64_t j = 0; j < a.count; ++j) {
-    if (a.index[j] < 0 || a.index[j] >= a.n) index_error(op, a.index[j], a.dim, a.n);
-  }
 }
 
 template <class T>
