@@ -90,6 +90,10 @@ int run_lab(const LabCliOptions& o) {
   if (o.op.empty()) throw UsageError("lab: name an op (prism lab --list shows them)");
   const opinfo::OpInfo& op = check_op(o);
   // cuda without a usable GPU is a run-time Error saying why (exit 1), not a usage error.
+  if (o.device == "cuda" && o.threads.size() > 1) {
+    // The threads run only the CPU baseline there, which is not timed.
+    throw UsageError("lab --device cuda --threads: give one count, not a list");
+  }
   const Device device = device_from_flag(o.device);
   check_variants(o, op, device);
   if (!o.json_path.empty()) check_writable(o.json_path, "JSON");
@@ -99,7 +103,8 @@ int run_lab(const LabCliOptions& o) {
   opts.device = device;
   opts.sizes = o.sizes;
   opts.variants = o.variants;
-  opts.threads = o.threads;
+  opts.threads = o.threads.front();
+  opts.thread_counts = o.threads;
   opts.repetitions = o.repetitions;
   opts.min_sample_ms = o.min_sample_ms;
   opts.max_variant_s = o.max_seconds;
@@ -113,9 +118,13 @@ int run_lab(const LabCliOptions& o) {
     opts.peak_gflops = peaks.gemm_gflops;
     opts.peak_gbs = peaks.triad_gbps;
   } else if (!o.no_peak) {
+    // The CPU's peaks depend on the thread count: each row's %peak uses its own.
     if (const profiler::MachinePeak* peak = profiler::machine_peak(true)) {
-      opts.peak_gflops = peak->peak_gflops(o.threads);
-      opts.peak_gbs = peak->peak_gbps(o.threads);
+      for (const int n : o.threads) {
+        opts.peaks_per_count.push_back({peak->peak_gflops(n), peak->peak_gbps(n)});
+      }
+      opts.peak_gflops = opts.peaks_per_count.front().gflops;
+      opts.peak_gbs = opts.peaks_per_count.front().gbs;
     }
   }
   const lab::LabResult result = lab::run_lab(opts);

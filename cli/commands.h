@@ -96,7 +96,7 @@ struct LabCliOptions {
   bool list = false;                  // --list: the ops the lab knows
   std::vector<std::string> sizes;     // empty: the op's defaults
   std::vector<std::string> variants;  // empty: all
-  int threads = 1;
+  std::vector<int> threads{1};        // each variant is timed at every count; the first is the base
   int repetitions = 11;
   double min_sample_ms = 20;
   double max_seconds = 20;

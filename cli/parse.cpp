@@ -4,11 +4,13 @@
 // flags.
 #include "cli/parse.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -37,6 +39,41 @@ CLI::Validator whole_number(long long lo, long long hi) {
         return "";
       },
       "");  // the range is in the option's help text
+}
+
+// Whole numbers from `lo` to `hi`, comma-separated and distinct ("1,2,4"): the whole list is
+// checked at once, since a repeated count is an error only beside the others.
+CLI::Validator distinct_whole_numbers(long long lo, long long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        const std::string expected = fmt::format(
+            "expected distinct whole numbers from {} to {}, comma-separated, got '{}'", lo, hi, s);
+        std::vector<long long> seen;
+        std::string::size_type start = 0;
+        while (true) {
+          const auto comma = s.find(',', start);
+          std::string item = s.substr(start, comma - start);
+          if (!whole_number(lo, hi)(item).empty()) {
+            return expected + (s.find(',') == std::string::npos ? "" : " ('" + item + "')");
+          }
+          const long long v = std::stoll(item);
+          if (std::find(seen.begin(), seen.end(), v) != seen.end()) {
+            return expected + " (" + item + " twice)";
+          }
+          seen.push_back(v);
+          if (comma == std::string::npos) return "";
+          start = comma + 1;
+        }
+      },
+      "");
+}
+
+// "1,2,4", already checked by distinct_whole_numbers, as numbers.
+std::vector<int> int_list(const std::string& s) {
+  std::vector<int> out;
+  std::istringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoi(item));
+  return out;
 }
 
 // A positive finite number, at most `hi` (a learning rate past float32's largest value makes
@@ -181,9 +218,14 @@ void add_lab_options(CLI::App& cmd, LabCliOptions& o) {
   cmd.add_option("--variants", o.variants, "variants to compare (default: all registered)")
       ->delimiter(',')
       ->type_name("NAME,...");
-  cmd.add_option("--threads", o.threads, "OpenMP threads for every variant, 1 to 1024")
-      ->check(whole_number(1, 1024))
-      ->capture_default_str();
+  // One string checked as a whole (not CLI11's per-element delimiter) so duplicates are caught.
+  cmd.add_option_function<std::string>(
+         "--threads", [&o](const std::string& s) { o.threads = int_list(s); },
+         "OpenMP threads for every variant, 1 to 1024; several, comma-separated (e.g. 1,2,4), "
+         "time each variant at each count and give its speed-up over the first")
+      ->check(distinct_whole_numbers(1, 1024))
+      ->type_name("N,...")
+      ->default_str("1");
   cmd.add_option("--reps", o.repetitions, "timed samples per variant and size, 1 to 1000")
       ->check(whole_number(1, 1000))
       ->capture_default_str();

@@ -45,6 +45,7 @@
 
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -194,6 +195,7 @@ void attention_flash(const AttentionArgs<T>& a) {
   const int nthreads = workers(a, items);
 #pragma omp parallel num_threads(nthreads)
   {
+    if (omp_get_thread_num() == 0) note_threads(omp_get_num_threads());  // the profiler's column
     Tiles<T> t(a.workspace + omp_get_thread_num() * per, a.d);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
@@ -266,6 +268,7 @@ void attention_backward_flash(const AttentionBackwardArgs<T>& a) {
   const int nthreads = workers(a, items);
 #pragma omp parallel num_threads(nthreads)
   {
+    if (omp_get_thread_num() == 0) note_threads(omp_get_num_threads());  // the profiler's column
     Tiles<T> t(a.workspace + omp_get_thread_num() * per, a.d);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t bh = 0; bh < items; ++bh) backward_head(a, bh / a.heads, bh % a.heads, t);

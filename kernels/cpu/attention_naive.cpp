@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -57,6 +58,7 @@ void scores(const Args& a, int64_t b, int64_t h, T* s) {
 template <class T>
 void attention_naive(const AttentionArgs<T>& a) {
   const int64_t heads = a.batch * a.heads;
+  note_threads(threads_for(heads));  // one (batch, head) pair per iteration
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t bh = 0; bh < heads; ++bh) {
     const int64_t b = bh / a.heads, h = bh % a.heads;
@@ -92,6 +94,7 @@ template <class T>
 void attention_backward_naive(const AttentionBackwardArgs<T>& a) {
   const int64_t heads = a.batch * a.heads;
   const T scale = static_cast<T>(a.scale);
+  note_threads(threads_for(heads));  // one (batch, head) pair per iteration
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t bh = 0; bh < heads; ++bh) {
     const int64_t b = bh / a.heads, h = bh % a.heads;

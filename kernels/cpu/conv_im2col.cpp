@@ -15,12 +15,16 @@
 // The price is memory: cols_n holds each input element up to kh kw times (K P elements; the
 // tensor layer allocates it once per call as a temporary buffer, so the profile shows it).
 // A 1x1 kernel with stride 1 and no padding needs no unfold at all: cols_n is x_n itself.
-// Images run one after the other; each product is threaded as the matmul variant decides (the
-// Eigen reference only when it is large enough to pay, eigen_threads.h).
+// Chunks of images run on the threads (kernels/args.h, conv_chunks); inside a chunk each product
+// runs on that thread alone, and a single chunk leaves the product to thread itself as the
+// matmul variant decides (the Eigen reference only when it is large enough to pay,
+// eigen_threads.h).
 //
 // Unfold and fold walk rows of `cols` contiguously; for each (c, p, q) row the range of output
 // columns j that land inside the input is computed once, so the inner loop is a plain copy
-// (stride 1) or a strided gather, with the padding written as runs of zeros.
+// (stride 1) or a strided gather, with the padding written as runs of zeros. The runs are short
+// (Wo elements), so they move a SIMD register at a time with a masked tail (simd_runs.h), not
+// through memmove / memset calls, which cost more than the run itself.
 //
 // Cost: the same FLOPs as the naive loops (2 N O Ho Wo C kh kw per op), plus the unfold's
 // K P copies per image.
@@ -34,9 +38,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/cpu/eigen_threads.h"
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/simd_runs.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -95,30 +99,39 @@ bool is_pointwise(const Conv2dArgs<T>& a) {
 }
 
 // cols [K, P] <- the patches of one image x [C, H, W].
+//
+// Patch row (c, p, q) is the input window x[c, i s - pad + p, j s - pad + q] over the output
+// positions (i, j): rows i in [ir.lo, ir.hi) and columns j in [jr.lo, jr.hi) fall inside the
+// input, the rest is padding. Each window row is one run of Wo elements, copied a register at a
+// time (simd_runs.h). The loop over i has no branch: a row with padding columns is zeroed whole
+// first, then its inside copied over it (one extra store of a few hundred floats, cheaper than
+// two short zero runs per window row).
 template <class T>
-void im2col(const Conv2dArgs<T>& a, const T* x, T* cols) {
+void im2col(const Conv2dArgs<T>& args, const T* x, T* cols) {
+  const Conv2dArgs<T> a = args;  // a local copy: the stores to cols cannot alias the sizes
   const int64_t P = a.ho * a.wo;
   for (int64_t c = 0; c < a.c; ++c) {
     const T* xc = x + c * a.h * a.w;
     for (int64_t p = 0; p < a.kh; ++p) {
+      const Range ir = valid_range(p - a.padding, a.h, a.ho, a.stride);
       for (int64_t q = 0; q < a.kw; ++q) {
         T* row = cols + ((c * a.kh + p) * a.kw + q) * P;
         const Range jr = valid_range(q - a.padding, a.w, a.wo, a.stride);
-        for (int64_t i = 0; i < a.ho; ++i) {
-          T* dst = row + i * a.wo;
-          const int64_t hi = i * a.stride - a.padding + p;
-          if (hi < 0 || hi >= a.h) {
-            std::fill(dst, dst + a.wo, T(0));
-            continue;
-          }
-          std::fill(dst, dst + jr.lo, T(0));
-          const int64_t base = hi * a.w + q - a.padding;  // x[c, hi, wi(j)] = xc[base + j*s]
+        const int64_t inside = jr.hi - jr.lo;
+        zero_run(row, ir.lo * a.wo);                          // window rows above the input
+        zero_run(row + ir.hi * a.wo, (a.ho - ir.hi) * a.wo);  // and below it
+        if (inside < a.wo) zero_run(row + ir.lo * a.wo, (ir.hi - ir.lo) * a.wo);
+        // dst[j] = src[j s] for j in [jr.lo, jr.hi): src is input row i s - pad + p, shifted
+        // so that output column j reads input column j s - pad + q.
+        const T* src =
+            xc + (ir.lo * a.stride - a.padding + p) * a.w + (jr.lo * a.stride - a.padding + q);
+        T* dst = row + ir.lo * a.wo + jr.lo;
+        for (int64_t i = ir.lo; i < ir.hi; ++i, src += a.stride * a.w, dst += a.wo) {
           if (a.stride == 1) {
-            std::copy(xc + base + jr.lo, xc + base + jr.hi, dst + jr.lo);
+            copy_run(src, inside, dst);
           } else {
-            for (int64_t j = jr.lo; j < jr.hi; ++j) dst[j] = xc[base + j * a.stride];
+            for (int64_t j = 0; j < inside; ++j) dst[j] = src[j * a.stride];
           }
-          std::fill(dst + jr.hi, dst + a.wo, T(0));
         }
       }
     }
@@ -128,23 +141,24 @@ void im2col(const Conv2dArgs<T>& a, const T* x, T* cols) {
 // dx [C, H, W] += the patch gradients dcols [K, P] of one image (the reverse of im2col; a
 // patch element that came from padding is dropped).
 template <class T>
-void col2im_add(const Conv2dArgs<T>& a, const T* dcols, T* dx) {
+void col2im_add(const Conv2dArgs<T>& args, const T* dcols, T* dx) {
+  const Conv2dArgs<T> a = args;  // a local copy, as in im2col
   const int64_t P = a.ho * a.wo;
   for (int64_t c = 0; c < a.c; ++c) {
     T* dxc = dx + c * a.h * a.w;
     for (int64_t p = 0; p < a.kh; ++p) {
+      const Range ir = valid_range(p - a.padding, a.h, a.ho, a.stride);
       for (int64_t q = 0; q < a.kw; ++q) {
-        const T* row = dcols + ((c * a.kh + p) * a.kw + q) * P;
         const Range jr = valid_range(q - a.padding, a.w, a.wo, a.stride);
-        for (int64_t i = 0; i < a.ho; ++i) {
-          const int64_t hi = i * a.stride - a.padding + p;
-          if (hi < 0 || hi >= a.h) continue;
-          const T* src = row + i * a.wo;
-          const int64_t base = hi * a.w + q - a.padding;
+        const int64_t inside = jr.hi - jr.lo;
+        const T* src = dcols + ((c * a.kh + p) * a.kw + q) * P + ir.lo * a.wo + jr.lo;
+        T* dst =
+            dxc + (ir.lo * a.stride - a.padding + p) * a.w + (jr.lo * a.stride - a.padding + q);
+        for (int64_t i = ir.lo; i < ir.hi; ++i, src += a.wo, dst += a.stride * a.w) {
           if (a.stride == 1) {
-            for (int64_t j = jr.lo; j < jr.hi; ++j) dxc[base + j] += src[j];
+            add_run(src, inside, dst);
           } else {
-            for (int64_t j = jr.lo; j < jr.hi; ++j) dxc[base + j * a.stride] += src[j];
+            for (int64_t j = 0; j < inside; ++j) dst[j * a.stride] += src[j];
           }
         }
       }
@@ -208,7 +222,6 @@ void for_each_image(const Conv2dArgs<T>& a, const ConvChunks& chunks, int worker
 template <class T>
 void conv2d_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo;
-  eigen_threads_for(a.o * K * P);  // the Eigen reference GEMM: threads only if one is large
   const SelectedGemm<T> gemm;
   const Scratch<T> scratch(a, false);
   const bool pointwise = is_pointwise(a);
@@ -225,7 +238,13 @@ void conv2d_im2col(const Conv2dArgs<T>& a) {
     } else {
       gemm(a.o, P, K, a.weight, K, 1, cols, P, 1, Y.data());  // W [O, K] @ cols [K, P]
     }
-    if (a.bias) Y.colwise() += Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(a.bias, a.o);
+    if (a.bias) {
+      for (int64_t o = 0; o < a.o; ++o) {
+        T* y = Y.data() + o * P;
+        const T b = a.bias[o];
+        for (int64_t j = 0; j < P; ++j) y[j] += b;
+      }
+    }
   });
 }
 
@@ -236,7 +255,6 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
     std::fill(a.out, a.out + a.n * image, T(0));
     return;
   }
-  eigen_threads_for(a.o * K * P);  // the Eigen reference GEMM: threads only if one is large
   const SelectedGemm<T> gemm;
   const Scratch<T> scratch(a, false);
   const bool pointwise = is_pointwise(a);
@@ -257,7 +275,6 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
 template <class T>
 void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
   const int64_t K = a.c * a.kh * a.kw, P = a.ho * a.wo, OK = a.o * K;
-  eigen_threads_for(OK * P);
   const SelectedGemm<T> gemm;
   const Scratch<T> scratch(a, true);
   const bool pointwise = is_pointwise(a);

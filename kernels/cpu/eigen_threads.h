@@ -9,7 +9,11 @@
 
 #include <cstdint>
 
+#include <omp.h>
+
 #include <Eigen/Core>
+
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 
@@ -18,9 +22,13 @@ namespace prism::kernels::cpu {
 inline constexpr int64_t kParallelGemmMacs = int64_t{4} << 20;
 
 // Sets Eigen's thread count for a product of `macs` multiply-adds: 1 below the threshold, else
-// the OpenMP default (0 tells Eigen to ask OpenMP).
+// the OpenMP default (0 tells Eigen to ask OpenMP). The profiler's threads column gets the most
+// Eigen may use (its own heuristics may take fewer for a thin product); inside a parallel region
+// Eigen runs on the calling thread alone.
 inline void eigen_threads_for(int64_t macs) {
-  Eigen::setNbThreads(macs >= kParallelGemmMacs ? 0 : 1);
+  const bool split = macs >= kParallelGemmMacs;
+  Eigen::setNbThreads(split ? 0 : 1);
+  note_threads(split && !omp_in_parallel() ? omp_get_max_threads() : 1);
 }
 
 }  // namespace prism::kernels::cpu

@@ -25,6 +25,7 @@
 #include "kernels/cpu/elementwise_fast.h"
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/linear_gelu_gemm.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -58,6 +59,7 @@ void linear_gelu_fused(const LinearGeluArgs<T>& a) {
   const int64_t col_tiles = (a.out + kTileCols - 1) / kTileCols;
   const int64_t tiles = row_tiles * col_tiles;
   const bool parallel = a.rows * a.out * a.in >= kParallelGemmMacs && tiles > 1;
+  note_threads(parallel ? threads_for(tiles) : 1);
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t t = 0; t < tiles; ++t) {
     // Down a column of tiles first: consecutive tiles share the weight block, which stays in L2.

@@ -70,6 +70,7 @@
 #include "kernels/cpu/matmul_gemv.h"
 #include "kernels/cpu/matmul_microkernel.h"
 #include "kernels/cpu/matmul_pack.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -284,6 +285,8 @@ void run(const Problem<T>& p) {
   std::exception_ptr error;
 #pragma omp parallel num_threads(blocks)
   {
+    // The team this product really got, for the profiler's threads column.
+    if (omp_get_thread_num() == 0) note_threads(omp_get_num_threads());
     // The runtime may give fewer threads than asked; the blocks are then shared round-robin.
     for (int t = omp_get_thread_num(); t < blocks; t += omp_get_num_threads()) {
       try {

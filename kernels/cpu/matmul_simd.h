@@ -7,6 +7,10 @@
 // The microkernel only needs six operations: zero, load, store, broadcast, add, and the fused
 // multiply-add acc + a * b (one rounding, as the hardware FMA does; the portable path uses
 // std::fma only where the target has an FMA instruction, a plain a * b + acc otherwise).
+// Two more, load_first and store_first, touch only the first n lanes (0 <= n <= lanes; the
+// other lanes load as 0 and are not stored, and their memory is never accessed): one masked
+// instruction moves a run shorter than a register, which conv's im2col is made of
+// (simd_runs.h).
 #pragma once
 
 #include <cmath>
@@ -35,6 +39,9 @@ struct Vec<float> {
   static V broadcast(float x) { return _mm512_set1_ps(x); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
+  static __mmask16 first(int n) { return static_cast<__mmask16>((1u << n) - 1); }
+  static V load_first(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
+  static void store_first(float* p, int n, V v) { _mm512_mask_storeu_ps(p, first(n), v); }
 };
 
 template <>
@@ -47,6 +54,9 @@ struct Vec<double> {
   static V broadcast(double x) { return _mm512_set1_pd(x); }
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
   static V fma(V a, V b, V acc) { return _mm512_fmadd_pd(a, b, acc); }
+  static __mmask8 first(int n) { return static_cast<__mmask8>((1u << n) - 1); }
+  static V load_first(const double* p, int n) { return _mm512_maskz_loadu_pd(first(n), p); }
+  static void store_first(double* p, int n, V v) { _mm512_mask_storeu_pd(p, first(n), v); }
 };
 
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -64,6 +74,12 @@ struct Vec<float> {
   static V broadcast(float x) { return _mm256_set1_ps(x); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+  // Lane l is on when l < n: the sign bit of each 32-bit mask element.
+  static __m256i first(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V load_first(const float* p, int n) { return _mm256_maskload_ps(p, first(n)); }
+  static void store_first(float* p, int n, V v) { _mm256_maskstore_ps(p, first(n), v); }
 };
 
 template <>
@@ -76,6 +92,11 @@ struct Vec<double> {
   static V broadcast(double x) { return _mm256_set1_pd(x); }
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
   static V fma(V a, V b, V acc) { return _mm256_fmadd_pd(a, b, acc); }
+  static __m256i first(int n) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+  }
+  static V load_first(const double* p, int n) { return _mm256_maskload_pd(p, first(n)); }
+  static void store_first(double* p, int n, V v) { _mm256_maskstore_pd(p, first(n), v); }
 };
 
 #else
@@ -117,6 +138,14 @@ struct Vec {
 #endif
     }
     return acc;
+  }
+  static V load_first(const T* p, int n) {
+    V v{};
+    for (int l = 0; l < n; ++l) v.x[l] = p[l];
+    return v;
+  }
+  static void store_first(T* p, int n, V v) {
+    for (int l = 0; l < n; ++l) p[l] = v.x[l];
   }
 };
 

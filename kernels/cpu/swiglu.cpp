@@ -33,11 +33,24 @@
 // random signs of pre-activations mispredict half the time: with it, both forward variants took
 // 2.1x as long (4096x11008:split, 332 vs 160 ms).
 //
+// Threads (kernels/cpu/parallel.h): the fused variants cut the rows * cols output elements into
+// chunks of kChunkTranscendental (2048) elements over the threads, a chunk free to start and end
+// mid-row (row_pieces), so one long row splits as well as many short ones. The chunk is the
+// transcendental class's, measured on gelu (crossover 4096 elements, its vectorised tanh about
+// 1 ns an element); swiglu's scalar exp costs 2-3 ns an element, so a chunk here is more work,
+// some 5 us against a region's 0.85 us, and the grain errs on the safe side. Every element is
+// computed by the same expressions whatever chunk it falls in and nothing is summed, so the bits
+// are the same at any thread count. The naive variants stay on one thread: they are the
+// readable baseline.
+//
 // Cost (docs/COSTS.md): forward 5 FLOPs per element (silu 4, times up 1), backward 11 (sigmoid
 // 3, dgate 6, dup 2). Measured figures (prism lab swiglu / swiglu_backward --threads 1):
 // docs/PERFORMANCE.md, "RMSNorm and SwiGLU (CPU)".
+#include <algorithm>
+
 #include "kernels/cpu/elementwise_math.h"
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -64,28 +77,44 @@ void swiglu_naive(const SwiGluArgs<T>& a) {
   }
 }
 
-// One row of the fused forward; kUnit: both inputs have column stride 1 (the common case, and
-// the halves of a [rows, 2 hidden] projection), so the compiler sees plain unit-stride loads.
+// Calls f(r, j0, j1) for each piece of a row that the flat elements [i0, i1) of a [rows, cols]
+// view cover, in order: a chunk of elements may start and end mid-row, so a few long rows and
+// many short ones split alike.
+template <class F>
+void row_pieces(int64_t i0, int64_t i1, int64_t cols, F&& f) {
+  while (i0 < i1) {
+    const int64_t r = i0 / cols, j0 = i0 % cols;
+    const int64_t j1 = std::min(cols, j0 + (i1 - i0));
+    f(r, j0, j1);
+    i0 += j1 - j0;
+  }
+}
+
+// Columns [j0, j1) of row r of the fused forward; kUnit: both inputs have column stride 1 (the
+// common case, and the halves of a [rows, 2 hidden] projection), so the compiler sees plain
+// unit-stride loads.
 template <class T, bool kUnit>
-void swiglu_fused_row(const SwiGluArgs<T>& a, int64_t r) {
+void swiglu_fused_row(const SwiGluArgs<T>& a, int64_t r, int64_t j0, int64_t j1) {
   const math::Silu silu;
   const int64_t gs = kUnit ? 1 : a.gate_cs, us = kUnit ? 1 : a.up_cs;
   const T* gate = a.gate + r * a.gate_rs;
   const T* up = a.up + r * a.up_rs;
   T* out = a.out + r * a.cols;
-  for (int64_t j = 0; j < a.cols; ++j) out[j] = silu(gate[j * gs]) * up[j * us];
+  for (int64_t j = j0; j < j1; ++j) out[j] = silu(gate[j * gs]) * up[j * us];
 }
 
 template <class T>
 void swiglu_fused(const SwiGluArgs<T>& a) {
   const bool unit = a.gate_cs == 1 && a.up_cs == 1;
-  for (int64_t r = 0; r < a.rows; ++r) {
-    if (unit) {
-      swiglu_fused_row<T, true>(a, r);
-    } else {
-      swiglu_fused_row<T, false>(a, r);
-    }
-  }
+  parallel_for(a.rows * a.cols, kChunkTranscendental, [&](int64_t i0, int64_t i1) {
+    row_pieces(i0, i1, a.cols, [&](int64_t r, int64_t j0, int64_t j1) {
+      if (unit) {
+        swiglu_fused_row<T, true>(a, r, j0, j1);
+      } else {
+        swiglu_fused_row<T, false>(a, r, j0, j1);
+      }
+    });
+  });
 }
 
 template <class T>
@@ -113,17 +142,17 @@ void swiglu_backward_naive(const SwiGluBackwardArgs<T>& a) {
   }
 }
 
-// One row of the fused backward; kDgate, kDup: which gradients are written (decided once per
-// call, not per element).
+// Columns [j0, j1) of row r of the fused backward; kDgate, kDup: which gradients are written
+// (decided once per call, not per element).
 template <class T, bool kUnit, bool kDgate, bool kDup>
-void swiglu_backward_row(const SwiGluBackwardArgs<T>& a, int64_t r) {
+void swiglu_backward_row(const SwiGluBackwardArgs<T>& a, int64_t r, int64_t j0, int64_t j1) {
   const int64_t gs = kUnit ? 1 : a.gate_cs, us = kUnit ? 1 : a.up_cs;
   const T* gate = a.gate + r * a.gate_rs;
   const T* up = a.up + r * a.up_rs;
   const T* g = a.g + r * a.cols;
   T* dgate = kDgate ? a.dgate + r * a.cols : nullptr;
   T* dup = kDup ? a.dup + r * a.cols : nullptr;
-  for (int64_t j = 0; j < a.cols; ++j) {
+  for (int64_t j = j0; j < j1; ++j) {
     const T z = gate[j * gs];
     const T d = math::silu_denominator(z);  // 1 + e^-z: one exp, for both gradients
     // The naive variant's expressions, in its order: dup = g silu(z) = g (z / d);
@@ -139,13 +168,15 @@ void swiglu_backward_row(const SwiGluBackwardArgs<T>& a, int64_t r) {
 template <class T, bool kDgate, bool kDup>
 void swiglu_backward_rows(const SwiGluBackwardArgs<T>& a) {
   const bool unit = a.gate_cs == 1 && a.up_cs == 1;
-  for (int64_t r = 0; r < a.rows; ++r) {
-    if (unit) {
-      swiglu_backward_row<T, true, kDgate, kDup>(a, r);
-    } else {
-      swiglu_backward_row<T, false, kDgate, kDup>(a, r);
-    }
-  }
+  parallel_for(a.rows * a.cols, kChunkTranscendental, [&](int64_t i0, int64_t i1) {
+    row_pieces(i0, i1, a.cols, [&](int64_t r, int64_t j0, int64_t j1) {
+      if (unit) {
+        swiglu_backward_row<T, true, kDgate, kDup>(a, r, j0, j1);
+      } else {
+        swiglu_backward_row<T, false, kDgate, kDup>(a, r, j0, j1);
+      }
+    });
+  });
 }
 
 template <class T>

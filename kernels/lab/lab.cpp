@@ -34,8 +34,9 @@ std::vector<const kernels::KernelEntry*> chosen_variants(const kernels::OpKernel
   return out;
 }
 
-// Median, interval, err%, GFLOP/s, GB/s and the % of peak and roofline of a timed row.
-void summarize_row(const LabOptions& opts, TimingRow& row) {
+// Median, interval, err%, GFLOP/s, GB/s and the % of peak and roofline of a timed row, against
+// the machine's peaks at the row's thread count.
+void summarize_row(const LabOptions& opts, const PeakRates& peak, TimingRow& row) {
   const stats::Summary s = stats::summarize(row.samples_ns, opts.seed);
   row.timed = true;
   row.median_ns = s.median;
@@ -46,12 +47,12 @@ void summarize_row(const LabOptions& opts, TimingRow& row) {
   row.unstable = s.unstable;
   row.gflops = row.flops / s.median;  // FLOPs per ns = GFLOP/s
   row.gbs = row.bytes / s.median;
-  if (opts.peak_gflops > 0) row.pct_peak_flops = 100 * row.gflops / opts.peak_gflops;
-  if (opts.peak_gbs > 0) row.pct_peak_bw = 100 * row.gbs / opts.peak_gbs;
-  if (opts.peak_gflops > 0 && opts.peak_gbs > 0 && row.bytes > 0) {
+  if (peak.gflops > 0) row.pct_peak_flops = 100 * row.gflops / peak.gflops;
+  if (peak.gbs > 0) row.pct_peak_bw = 100 * row.gbs / peak.gbs;
+  if (peak.gflops > 0 && peak.gbs > 0 && row.bytes > 0) {
     // Roofline: the best a kernel of this arithmetic intensity can do on this machine.
     const double intensity = static_cast<double>(row.flops) / row.bytes;
-    const double attainable = std::min(opts.peak_gflops, intensity * opts.peak_gbs);
+    const double attainable = std::min(peak.gflops, intensity * peak.gbs);
     row.pct_roofline = attainable > 0 ? 100 * row.gflops / attainable : 0;
   }
 }
@@ -149,7 +150,8 @@ auto timed(const OpInfo& op, const kernels::KernelEntry& v, const std::string& s
   }
 }
 
-// Fills the speed-up columns of each timed row of one size against `naive` and `ref`.
+// Fills the speed-up columns of each timed row of one size and thread count against `naive` and
+// `ref` (timed at that count too).
 void add_speedups(std::vector<TimingRow*>& rows, const TimingRow* naive, const TimingRow* ref,
                   uint64_t seed) {
   for (TimingRow* r : rows) {
@@ -174,6 +176,120 @@ void add_speedups(std::vector<TimingRow*>& rows, const TimingRow* naive, const T
   }
 }
 
+// Fills each variant's speed-up at every later thread count over its own time at the first count.
+// The rows of one size from `first` on hold `counts` consecutive rows per variant (run_lab).
+void add_thread_speedups(std::vector<TimingRow>& rows, size_t first, size_t counts, uint64_t seed) {
+  for (size_t v = first; v < rows.size(); v += counts) {
+    const TimingRow& base = rows[v];
+    for (size_t t = 1; t < counts; ++t) {
+      TimingRow& r = rows[v + t];
+      if (!base.timed || !r.timed) continue;
+      r.x_threads = base.median_ns / r.median_ns;
+      const auto ci = stats::bootstrap_ratio_ci(base.samples_ns, r.samples_ns, 0.95, 2000, seed);
+      r.x_threads_low = ci.low;
+      r.x_threads_high = ci.high;
+    }
+  }
+}
+
+// The thread counts to time at, the first one first: opts.thread_counts, else opts.threads.
+std::vector<int> thread_counts_of(const LabOptions& opts) {
+  if (opts.thread_counts.empty()) return {std::max(opts.threads, 1)};
+  const std::vector<int>& counts = opts.thread_counts;
+  for (auto it = counts.begin(); it != counts.end(); ++it) {
+    // A repeated count would be timed twice and compared with itself.
+    if (*it < 1 || std::find(counts.begin(), it, *it) != it) {
+      throw Error("lab: thread counts must be distinct and at least 1, got " + std::to_string(*it) +
+                  " at position " + std::to_string(it - counts.begin() + 1));
+    }
+  }
+  if (opts.device == Device::cuda && counts.size() > 1) {
+    // On cuda the threads only run the CPU baseline, which is not timed there.
+    throw Error("lab --device cuda: give one thread count (it sets the CPU baseline's threads)");
+  }
+  return counts;
+}
+
+// The machine's peaks at entry `i` of the thread counts.
+PeakRates peak_at(const LabOptions& opts, size_t i) {
+  if (i < opts.peaks_per_count.size()) return opts.peaks_per_count[i];
+  return {opts.peak_gflops, opts.peak_gbs};
+}
+
+// What every size's timing needs besides the size itself.
+struct TimingPlan {
+  const OpInfo& op;
+  const LabOptions& opts;
+  std::vector<const kernels::KernelEntry*> variants;
+  std::vector<int> counts;
+  std::string timed_reference;  // the variant of the "x reference" column ("" for none)
+};
+
+// 2. Timing of size `s`: one row per (variant, thread count) pair, appended to result.rows. The
+// pairs share one case (the same inputs, the same buffers) and their samples interleave: round
+// r takes one sample of every pair, starting one pair further on each round, so a slow drift of
+// the machine (another process, the clock, the caches' state) falls on every pair alike instead
+// of on whichever ran last. Each sample sets its pair's thread count first, outside the clock.
+void time_size(const TimingPlan& p, const std::string& s, LabResult& result) {
+  const bool gpu = p.opts.device == Device::cuda;
+  const size_t first = result.rows.size();
+  const size_t n_counts = p.counts.size();
+  auto c = p.op.make(s, p.opts.seed);
+  const profiler::Cost cost = c->cost();
+  std::vector<int64_t> calls;  // calls per sample of each row of this size; 0: not timed
+  for (size_t i = 0; i < p.variants.size(); ++i) {
+    const kernels::KernelEntry& v = *p.variants[i];
+    for (const int threads : p.counts) {
+      TimingRow row;
+      row.variant = v.name;
+      row.tag = kernels::tag_name(v.tag);
+      row.size = s;
+      row.threads = threads;
+      row.valid = result.validation[i].valid;
+      row.flops = cost.flops;
+      row.bytes = cost.bytes;
+      row.workspace_bytes = c->workspace_bytes(v);
+      int64_t n = 0;
+      if (!row.valid) {
+        row.note = "not timed: failed validation";
+      } else {
+        // Calibrated at its own count: more threads, fewer ns per call, more calls per sample.
+        omp_set_num_threads(threads);
+        n = timed(p.op, v, s, gpu, [&] { return prepare_variant(*c, v, p.opts, row); });
+      }
+      calls.push_back(n);
+      result.rows.push_back(std::move(row));
+    }
+  }
+  const size_t n = calls.size();
+  for (int r = 0; r < std::max(p.opts.repetitions, 1); ++r) {
+    for (size_t turn = 0; turn < n; ++turn) {
+      const size_t i = (turn + static_cast<size_t>(r)) % n;
+      if (calls[i] == 0) continue;
+      TimingRow& row = result.rows[first + i];
+      const kernels::KernelEntry& v = *p.variants[i / n_counts];
+      omp_set_num_threads(row.threads);
+      row.samples_ns.push_back(
+          timed(p.op, v, s, gpu, [&] { return take_sample(*c, v, calls[i], gpu); }));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (calls[i] > 0) summarize_row(p.opts, peak_at(p.opts, i % n_counts), result.rows[first + i]);
+  }
+  for (size_t t = 0; t < n_counts; ++t) {  // "x naive", "x reference": at the same count
+    std::vector<TimingRow*> rows;
+    const TimingRow *naive = nullptr, *ref = nullptr;
+    for (size_t i = first + t; i < result.rows.size(); i += n_counts) {
+      TimingRow& row = result.rows[i];
+      rows.push_back(&row);
+      if (!naive && row.tag == "naive") naive = &row;
+      if (row.variant == p.timed_reference && row.tag == "reference") ref = &row;
+    }
+    add_speedups(rows, naive, ref, p.opts.seed);
+  }
+  add_thread_speedups(result.rows, first, n_counts, p.opts.seed);
+}
+
 }  // namespace
 
 LabResult run_lab(const LabOptions& opts) {
@@ -182,6 +298,7 @@ LabResult run_lab(const LabOptions& opts) {
   if (opts.device != Device::cpu && !gpu) {
     throw Error(std::string("lab: runs on cpu or cuda, not ") + device_name(opts.device));
   }
+  const std::vector<int> counts = thread_counts_of(opts);
   if (gpu) kernels::gpu::require("lab --device cuda");
   // The CPU kernels are the yardstick on either device; on cuda the CUDA kernels are timed.
   const kernels::OpKernels& cpu_kernels = kernels::registry().at(op.op, Device::cpu);
@@ -192,7 +309,7 @@ LabResult run_lab(const LabOptions& opts) {
   for (const std::string& s : sizes) op.make(s, opts.seed);  // a bad size fails before any work
 
   const int saved_threads = omp_get_max_threads();
-  omp_set_num_threads(std::max(opts.threads, 1));
+  omp_set_num_threads(counts.front());
   struct RestoreThreads {
     int n;
     ~RestoreThreads() { omp_set_num_threads(n); }
@@ -202,30 +319,32 @@ LabResult run_lab(const LabOptions& opts) {
   result.op = op.op;
   result.device = opts.device;
   if (gpu) result.device_name = kernels::gpu::device_info().name;
-  result.threads = std::max(opts.threads, 1);
+  result.threads = counts.front();
+  result.thread_counts = counts;
   result.tolerance = op.tolerance;
-  result.peak_gflops = opts.peak_gflops;
-  result.peak_gbs = opts.peak_gbs;
+  for (size_t i = 0; i < counts.size(); ++i) result.peaks.push_back(peak_at(opts, i));
+  result.peak_gflops = result.peaks.front().gflops;
+  result.peak_gbs = result.peaks.front().gbs;
   const kernels::KernelEntry& baseline = opinfo::baseline_of(cpu_kernels);
   result.baseline = baseline.name;
-  const auto variants = chosen_variants(k, opts);
+  TimingPlan plan{op, opts, chosen_variants(k, opts), counts, baseline.name};
   // The "x reference" column: the baseline on the cpu; on cuda the CUDA reference (cuBLAS), if
   // the op has one (the CPU baseline is not timed there).
-  std::string timed_reference = baseline.name;
   if (gpu) {
-    timed_reference.clear();
+    plan.timed_reference.clear();
     for (const auto& e : k.entries()) {
       if (e.tag == kernels::VariantTag::reference && e.has(DType::f32)) {
-        timed_reference = e.name;
+        plan.timed_reference = e.name;
         break;
       }
     }
   }
 
-  // 1. Validation: odd sizes, then the sizes about to be timed.
+  // 1. Validation, once per variant at the first thread count: odd sizes, then the sizes about
+  // to be timed.
   std::vector<std::string> check_sizes = op.validation_sizes;
   check_sizes.insert(check_sizes.end(), sizes.begin(), sizes.end());
-  for (const kernels::KernelEntry* v : variants) {
+  for (const kernels::KernelEntry* v : plan.variants) {
     VariantValidation vv;
     vv.variant = v->name;
     vv.tag = kernels::tag_name(v->tag);
@@ -239,56 +358,8 @@ LabResult run_lab(const LabOptions& opts) {
     result.validation.push_back(std::move(vv));
   }
 
-  // 2. Timing, size by size. The variants share one case (the same inputs, the same buffers)
-  // and their samples interleave: round r takes one sample of every variant, starting one
-  // variant further on each round, so a slow drift of the machine (another process, the clock,
-  // the caches' state) falls on every variant alike instead of on whichever ran last.
-  for (const std::string& s : sizes) {
-    std::vector<TimingRow*> size_rows;
-    const size_t first = result.rows.size();
-    auto c = op.make(s, opts.seed);
-    const profiler::Cost cost = c->cost();
-    std::vector<int64_t> calls(variants.size(), 0);
-    for (size_t i = 0; i < variants.size(); ++i) {
-      const kernels::KernelEntry& v = *variants[i];
-      TimingRow row;
-      row.variant = v.name;
-      row.tag = kernels::tag_name(v.tag);
-      row.size = s;
-      row.valid = result.validation[i].valid;
-      row.flops = cost.flops;
-      row.bytes = cost.bytes;
-      row.workspace_bytes = c->workspace_bytes(v);
-      if (!row.valid) {
-        row.note = "not timed: failed validation";
-      } else {
-        calls[i] = timed(op, v, s, gpu, [&] { return prepare_variant(*c, v, opts, row); });
-      }
-      result.rows.push_back(std::move(row));
-    }
-    const size_t n = variants.size();
-    for (int r = 0; r < std::max(opts.repetitions, 1); ++r) {
-      for (size_t turn = 0; turn < n; ++turn) {
-        const size_t i = (turn + static_cast<size_t>(r)) % n;
-        if (calls[i] == 0) continue;
-        const kernels::KernelEntry& v = *variants[i];
-        result.rows[first + i].samples_ns.push_back(
-            timed(op, v, s, gpu, [&] { return take_sample(*c, v, calls[i], gpu); }));
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      if (calls[i] > 0) summarize_row(opts, result.rows[first + i]);
-    }
-    const TimingRow *naive = nullptr, *ref = nullptr;
-    for (size_t i = first; i < result.rows.size(); ++i) {
-      size_rows.push_back(&result.rows[i]);
-      if (!naive && result.rows[i].tag == "naive") naive = &result.rows[i];
-      if (result.rows[i].variant == timed_reference && result.rows[i].tag == "reference") {
-        ref = &result.rows[i];
-      }
-    }
-    add_speedups(size_rows, naive, ref, opts.seed);
-  }
+  // 2. Timing, size by size (time_size).
+  for (const std::string& s : sizes) time_size(plan, s, result);
   return result;
 }
 

@@ -14,6 +14,11 @@
 //      the median, a 95% bootstrap interval, err% and an "unstable" flag
 //      (profiler/statistics.h); speed-ups over naive and over the reference come with a
 //      bootstrap interval of the ratio and a Mann-Whitney test of "faster".
+//   3. Thread counts. Given several OpenMP thread counts, the timed unit is a (variant, count)
+//      pair: every pair of a size joins the same interleaved rounds, each sample setting its own
+//      count first, and each variant's time at the first count over its time at another is its
+//      thread speed-up, with a bootstrap interval. "x naive" and "x reference" compare rows at
+//      the same count. Validation runs once per variant, at the first count.
 // Kernels are called directly on raw buffers (op_info.h): no tensors, autograd or profiler in
 // the timed loop.
 //
@@ -33,12 +38,21 @@
 
 namespace prism::lab {
 
+// A machine's measured peak FLOP/s and bandwidth at one thread count; 0 = unknown.
+struct PeakRates {
+  double gflops = 0;
+  double gbs = 0;
+};
+
 struct LabOptions {
   std::string op;
   Device device = Device::cpu;        // cpu or cuda (the CUDA variants, checked against the CPU)
   std::vector<std::string> sizes;     // empty: the op's default sizes
   std::vector<std::string> variants;  // empty: every registered variant
   int threads = 1;
+  // Several OpenMP thread counts to time every variant at, distinct, the first being the one the
+  // others are compared with (cpu only). Empty: {threads}.
+  std::vector<int> thread_counts;
   int repetitions = 11;       // timed samples per variant and size (at least 9 for the table)
   double min_sample_ms = 20;  // each sample lasts at least this long
   double max_variant_s = 20;  // a variant whose estimated timing exceeds this is not timed
@@ -48,6 +62,9 @@ struct LabOptions {
   // figures.
   double peak_gflops = 0;
   double peak_gbs = 0;
+  // The peaks at each entry of thread_counts, where they differ by count (the CPU's do). Empty:
+  // peak_gflops and peak_gbs at every count.
+  std::vector<PeakRates> peaks_per_count;
 };
 
 using opinfo::ValidationCheck;
@@ -64,6 +81,7 @@ struct TimingRow {
   std::string variant;
   std::string tag;
   std::string size;
+  int threads = 1;  // the OpenMP thread count this row was timed at
   bool valid = true;
   bool timed = false;
   std::string note;  // why a variant was not timed
@@ -79,26 +97,33 @@ struct TimingRow {
   double x_naive = 0, x_naive_low = 0, x_naive_high = 0;
   double x_ref = 0, x_ref_low = 0, x_ref_high = 0;
   bool faster_than_ref = false, slower_than_ref = false;
+  // Speed-up of this variant at this thread count over the same variant at the first count
+  // (median ratio and interval); 0 on the first count's row or when either was not timed.
+  double x_threads = 0, x_threads_low = 0, x_threads_high = 0;
   int64_t flops = 0, bytes = 0;
 };
 
 struct LabResult {
   std::string op;
-  Device device = Device::cpu;  // where the timed variants ran
-  std::string device_name;      // the GPU's name on cuda, "" on the cpu
-  std::string baseline;         // the variant every other is validated against (a CPU variant)
-  int threads = 1;              // OpenMP threads (on cuda: of the CPU baseline)
+  Device device = Device::cpu;     // where the timed variants ran
+  std::string device_name;         // the GPU's name on cuda, "" on the cpu
+  std::string baseline;            // the variant every other is validated against (a CPU variant)
+  int threads = 1;                 // OpenMP threads, the first count (on cuda: of the CPU baseline)
+  std::vector<int> thread_counts;  // every count timed, the first one first
   double tolerance = 0;
-  double peak_gflops = 0, peak_gbs = 0;
+  double peak_gflops = 0, peak_gbs = 0;  // at the first count
+  std::vector<PeakRates> peaks;          // at each entry of thread_counts
   std::vector<VariantValidation> validation;
-  std::vector<TimingRow> rows;  // size-major, then variants in registry order
+  // Size-major, then variants in registry order, then thread counts in the order given.
+  std::vector<TimingRow> rows;
 };
 
-// Runs the lab. Throws prism::Error on an unknown op, size or variant, and on cuda when CUDA is
-// not available or a CUDA kernel faults.
+// Runs the lab. Throws prism::Error on an unknown op, size or variant, on thread counts that are
+// not distinct and positive (or several of them on cuda), and on cuda when CUDA is not available
+// or a CUDA kernel faults.
 LabResult run_lab(const LabOptions& opts);
 
-// The human-readable report and the JSON document (one row per variant and size).
+// The human-readable report and the JSON document (one row per variant, size and thread count).
 std::string format_lab(const LabResult& r);
 std::string lab_json(const LabResult& r);
 

@@ -1,5 +1,8 @@
 // The lab's text report and JSON rows.
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,10 +35,63 @@ std::string error_str(double e) {
   return std::isnan(e) ? "NaN" : fmt::format("{:.1e}", e);
 }
 
+std::string threads_str(int n) {
+  return fmt::format("{} thread{}", n, n == 1 ? "" : "s");
+}
+
+// "1 thread", "1 and 2 threads", "1, 2 and 4 threads".
+std::string counts_str(const std::vector<int>& counts) {
+  std::string out;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (i > 0) out += i + 1 == counts.size() ? " and " : ", ";
+    out += std::to_string(counts[i]);
+  }
+  return out + (counts.size() == 1 && counts[0] == 1 ? " thread" : " threads");
+}
+
+// The count each variant's thread efficiency is reported at: the largest after the first.
+int efficiency_count(const std::vector<int>& counts) {
+  int best = 0;
+  for (size_t i = 1; i < counts.size(); ++i) best = std::max(best, counts[i]);
+  return best;
+}
+
+// "  thread efficiency at 2 threads (speed-up / 2): naive 97%, optimized 64%": each variant's
+// speed-up over the first count divided by the ideal one (count / first count), at the largest
+// later count, for the rows of one size.
+std::string efficiency_line(const LabResult& r, const std::vector<const TimingRow*>& rows) {
+  const int at = efficiency_count(r.thread_counts);
+  std::string parts;
+  for (const TimingRow* row : rows) {
+    if (row->threads != at) continue;
+    const std::string pct =
+        row->x_threads > 0
+            ? fmt::format("{:.0f}%", 100 * row->x_threads * r.threads / static_cast<double>(at))
+            : "-";
+    parts += (parts.empty() ? "" : ", ") + row->variant + " " + pct;
+  }
+  return fmt::format("  thread efficiency at {} (speed-up / {:g}): {}\n", threads_str(at),
+                     static_cast<double>(at) / r.threads, parts);
+}
+
+// The peaks at a thread count of the result (those of the first count when it has no list).
+PeakRates peak_of(const LabResult& r, int threads) {
+  for (size_t i = 0; i < r.thread_counts.size() && i < r.peaks.size(); ++i) {
+    if (r.thread_counts[i] == threads) return r.peaks[i];
+  }
+  return {r.peak_gflops, r.peak_gbs};
+}
+
 }  // namespace
 
 std::string format_lab(const LabResult& r) {
   const bool gpu = r.device == Device::cuda;
+  // Several thread counts add a `threads` column, the speed-up over the first count and each
+  // size's thread efficiency; with one, the report is as it always was.
+  const std::vector<int> counts =
+      r.thread_counts.empty() ? std::vector<int>{r.threads} : r.thread_counts;
+  const bool multi = counts.size() > 1;
+  const std::string x_first = "x " + threads_str(r.threads) + " [95% CI]";
   std::string out;
   if (gpu) {
     out = fmt::format(
@@ -50,13 +106,14 @@ std::string format_lab(const LabResult& r) {
     }
   } else {
     out = fmt::format(
-        "prism lab {} - {} thread{} - float32, validated against '{}' "
-        "(normalized error <= {:.0e})\n",
-        r.op, r.threads, r.threads == 1 ? "" : "s", r.baseline, r.tolerance);
-    if (r.peak_gflops > 0) {
-      out +=
-          fmt::format("machine peak at {} thread{}: {:.1f} GFLOP/s, {:.1f} GB/s (prism machine)\n",
-                      r.threads, r.threads == 1 ? "" : "s", r.peak_gflops, r.peak_gbs);
+        "prism lab {} - {} - float32, validated against '{}' (normalized error <= {:.0e})\n", r.op,
+        counts_str(counts), r.baseline, r.tolerance);
+    for (const int n : counts) {
+      const PeakRates peak = peak_of(r, n);
+      if (peak.gflops > 0) {
+        out += fmt::format("machine peak at {}: {:.1f} GFLOP/s, {:.1f} GB/s (prism machine)\n",
+                           threads_str(n), peak.gflops, peak.gbs);
+      }
     }
   }
   const size_t n_checks = r.validation.empty() ? 0 : r.validation.front().checks.size();
@@ -71,18 +128,24 @@ std::string format_lab(const LabResult& r) {
     }
   }
   std::string current;
+  std::vector<const TimingRow*> size_rows;  // for the thread efficiency line under each size
   for (const TimingRow& row : r.rows) {
     if (row.size != current) {
+      if (multi && !size_rows.empty()) out += efficiency_line(r, size_rows);
+      size_rows.clear();
       current = row.size;
       out += fmt::format("\nsize {}: {}FLOP, {}B moved at least\n", row.size,
                          quantity(static_cast<double>(row.flops), ""),
                          quantity(static_cast<double>(row.bytes), ""));
-      out += fmt::format("  {:<14} {:<10} {:>10} {:>7} {:>9} {:>8} {:>6} {:>6} {:>22} {:>22}\n",
-                         "variant", "tag", "median", "+-err", "GFLOP/s", "GB/s", "%peak", "%roof",
-                         "x naive [95% CI]", "x reference [95% CI]");
+      out += fmt::format("  {:<14} {:<10}{} {:>10} {:>7} {:>9} {:>8} {:>6} {:>6} {:>22} {:>22}{}\n",
+                         "variant", "tag", multi ? fmt::format(" {:>7}", "threads") : "", "median",
+                         "+-err", "GFLOP/s", "GB/s", "%peak", "%roof", "x naive [95% CI]",
+                         "x reference [95% CI]", multi ? fmt::format(" {:>22}", x_first) : "");
     }
+    size_rows.push_back(&row);
+    const std::string threads_col = multi ? fmt::format(" {:>7}", row.threads) : "";
     if (!row.timed) {
-      out += fmt::format("  {:<14} {:<10} {}\n", row.variant, row.tag, row.note);
+      out += fmt::format("  {:<14} {:<10}{} {}\n", row.variant, row.tag, threads_col, row.note);
       continue;
     }
     const double pct_peak = std::max(row.pct_peak_flops, row.pct_peak_bw);
@@ -91,13 +154,18 @@ std::string format_lab(const LabResult& r) {
     if (row.faster_than_ref) flags += " faster";
     if (row.slower_than_ref) flags += " slower";
     out += fmt::format(
-        "  {:<14} {:<10} {:>10} {:>6.1f}% {:>9.2f} {:>8.2f} {:>6} {:>6} {:>22} {:>22}{}\n",
-        row.variant, row.tag, time_str(row.median_ns), row.err_pct, row.gflops, row.gbs,
-        pct_peak > 0 ? fmt::format("{:.0f}", pct_peak) : "-",
+        "  {:<14} {:<10}{} {:>10} {:>6.1f}% {:>9.2f} {:>8.2f} {:>6} {:>6} {:>22} {:>22}{}{}\n",
+        row.variant, row.tag, threads_col, time_str(row.median_ns), row.err_pct, row.gflops,
+        row.gbs, pct_peak > 0 ? fmt::format("{:.0f}", pct_peak) : "-",
         row.pct_roofline > 0 ? fmt::format("{:.0f}", row.pct_roofline) : "-",
         ratio_str(row.x_naive, row.x_naive_low, row.x_naive_high),
-        ratio_str(row.x_ref, row.x_ref_low, row.x_ref_high), flags);
+        ratio_str(row.x_ref, row.x_ref_low, row.x_ref_high),
+        multi ? fmt::format(" {:>22}",
+                            ratio_str(row.x_threads, row.x_threads_low, row.x_threads_high))
+              : "",
+        flags);
   }
+  if (multi && !size_rows.empty()) out += efficiency_line(r, size_rows);
   if (gpu) {
     out +=
         "\n%peak: the larger of GFLOP/s over the measured cuBLAS SGEMM rate and GB/s over the "
@@ -111,6 +179,13 @@ std::string format_lab(const LabResult& r) {
       "\n%peak: the larger of GFLOP/s over peak FLOP/s and GB/s over peak bandwidth. %roof: "
       "GFLOP/s over the roofline\nmin(peak, intensity x bandwidth). faster/slower: "
       "Mann-Whitney U against the reference, one-sided p < 0.05.\n";
+  if (multi) {
+    out += fmt::format(
+        "Each %peak uses the peaks at its row's thread count; x naive and x reference compare "
+        "rows at the same count.\n{}: the variant's time at {} over its time at this "
+        "count. Thread efficiency: that\nspeed-up over the ideal one (count / {}).\n",
+        x_first.substr(0, x_first.find(" [")), threads_str(r.threads), r.threads);
+  }
   return out;
 }
 
@@ -123,7 +198,7 @@ std::string lab_json(const LabResult& r) {
               {"variant", row.variant},
               {"tag", row.tag},
               {"size", row.size},
-              {"threads", r.threads},
+              {"threads", row.threads},
               {"valid", row.valid},
               {"timed", row.timed},
               {"flops", row.flops},
@@ -140,10 +215,14 @@ std::string lab_json(const LabResult& r) {
       j["samples_ns"] = row.samples_ns;
       j["gflops"] = row.gflops;
       j["gbs"] = row.gbs;
-      if (r.peak_gflops > 0) j["pct_peak_flops"] = row.pct_peak_flops;
-      if (r.peak_gbs > 0) j["pct_peak_bw"] = row.pct_peak_bw;
+      const PeakRates peak = peak_of(r, row.threads);
+      if (peak.gflops > 0) j["pct_peak_flops"] = row.pct_peak_flops;
+      if (peak.gbs > 0) j["pct_peak_bw"] = row.pct_peak_bw;
       if (row.x_naive > 0) j["speedup_vs_naive"] = {row.x_naive, row.x_naive_low, row.x_naive_high};
       if (row.x_ref > 0) j["speedup_vs_reference"] = {row.x_ref, row.x_ref_low, row.x_ref_high};
+      if (row.x_threads > 0) {
+        j["speedup_vs_first_threads"] = {row.x_threads, row.x_threads_low, row.x_threads_high};
+      }
     } else {
       j["note"] = row.note;
     }
@@ -164,15 +243,17 @@ std::string lab_json(const LabResult& r) {
                           {"valid", v.valid},
                           {"checks", std::move(checks)}});
   }
-  json doc = {{"op", r.op},
-              {"device", device_name(r.device)},
-              {"threads", r.threads},
-              {"baseline", r.baseline},
-              {"tolerance", r.tolerance},
-              {"peak_gflops", r.peak_gflops},
-              {"peak_gbs", r.peak_gbs},
-              {"validation", std::move(validation)},
-              {"rows", std::move(rows)}};
+  json doc = {
+      {"op", r.op},
+      {"device", device_name(r.device)},
+      {"threads", r.threads},
+      {"thread_counts", r.thread_counts.empty() ? std::vector<int>{r.threads} : r.thread_counts},
+      {"baseline", r.baseline},
+      {"tolerance", r.tolerance},
+      {"peak_gflops", r.peak_gflops},
+      {"peak_gbs", r.peak_gbs},
+      {"validation", std::move(validation)},
+      {"rows", std::move(rows)}};
   if (r.device == Device::cuda) {
     doc["gpu"] = r.device_name;
     doc["baseline_device"] = "cpu";

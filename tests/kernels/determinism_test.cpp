@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/registry.h"
 #include "profiler/aggregate.h"
 #include "profiler/session.h"
 #include "tensor/ops.h"
@@ -79,31 +80,64 @@ std::vector<Case> cases() {
   // Elementwise: transcendental unary on a transposed (strided) view, and a broadcast binary.
   c.push_back({"gelu, strided", {"gelu", "gelu_backward"}, [=] {
                  seeded(1);
-                 return forward_backward({randn({301, 257})}, [](const V& in) {
-                   return gelu(in[0].transpose(0, 1));
-                 });
+                 return forward_backward({randn({301, 257})},
+                                         [](const V& in) { return gelu(in[0].transpose(0, 1)); });
                }});
   c.push_back({"mul, broadcast", {"mul"}, [=] {
                  seeded(2);
                  return forward_backward({randn({97, 1, 1031}), randn({53, 1})},
                                          [](const V& in) { return mul(in[0], in[1]); });
                }});
+  // SwiGLU, forward and backward: gate read through a transpose (column stride != 1), and gate
+  // and up the two halves of one [rows, 2 hidden] projection. Rows of 131 and 257 elements, so
+  // chunks of elements start and end mid-row.
+  c.push_back({"swiglu, strided", {"swiglu", "swiglu_backward"}, [=] {
+                 seeded(18);
+                 return forward_backward({randn({131, 67}), randn({67, 131})}, [](const V& in) {
+                   return swiglu(in[0].transpose(0, 1), in[1]);
+                 });
+               }});
+  c.push_back({"swiglu, halves of one projection", {"swiglu", "swiglu_backward"}, [=] {
+                 seeded(19);
+                 return forward_backward({randn({61, 2 * 257})}, [](const V& in) {
+                   return swiglu(in[0].slice(-1, 0, 257), in[0].slice(-1, 257, 2 * 257));
+                 });
+               }});
+  // GEMM-based ops, past the matmul's kParallelMacs (4M multiply-adds): the threads split C
+  // into blocks and every element keeps its order of additions, so the bits do not change.
+  c.push_back({"matmul", {"matmul"}, [=] {
+                 seeded(20);
+                 return forward_backward({randn({257, 263}), randn({263, 131})},
+                                         [](const V& in) { return matmul(in[0], in[1]); });
+               }});
+  c.push_back({"linear_gelu, two row tiles", {"linear_gelu"}, [=] {
+                 seeded(21);
+                 return forward_backward(
+                     {randn({300, 263}), randn({131, 263}), randn({131})},
+                     [](const V& in) { return linear_gelu(in[0], in[1], in[2]); });
+               }});
+  c.push_back({"attention, causal", {"attention", "attention_backward"}, [=] {
+                 seeded(22);
+                 return forward_backward(
+                     {randn({2, 3, 67, 16}), randn({2, 3, 67, 16}), randn({2, 3, 67, 16})},
+                     [](const V& in) { return attention(in[0], in[1], in[2], true); });
+               }});
   // Reductions: short rows, one long row (split into pieces), and down columns.
-  c.push_back({"sum rows", {"sum"}, [=] {
-                 seeded(3);
-                 return forward_backward({randn({4099, 67})},
-                                         [](const V& in) { return sum(in[0], {1}); });
-               }});
-  c.push_back({"sum, one long row", {"sum"}, [=] {
-                 seeded(4);
-                 return forward_backward({randn({3, 200003})},
-                                         [](const V& in) { return sum(in[0], {1}); });
-               }});
-  c.push_back({"sum down columns", {"sum"}, [=] {
-                 seeded(5);
-                 return forward_backward({randn({131, 1031})},
-                                         [](const V& in) { return sum(in[0], {0}); });
-               }});
+  c.push_back(
+      {"sum rows", {"sum"}, [=] {
+         seeded(3);
+         return forward_backward({randn({4099, 67})}, [](const V& in) { return sum(in[0], {1}); });
+       }});
+  c.push_back(
+      {"sum, one long row", {"sum"}, [=] {
+         seeded(4);
+         return forward_backward({randn({3, 200003})}, [](const V& in) { return sum(in[0], {1}); });
+       }});
+  c.push_back(
+      {"sum down columns", {"sum"}, [=] {
+         seeded(5);
+         return forward_backward({randn({131, 1031})}, [](const V& in) { return sum(in[0], {0}); });
+       }});
   // Row-wise ops.
   c.push_back({"softmax", {"softmax"}, [=] {
                  seeded(6);
@@ -112,10 +146,9 @@ std::vector<Case> cases() {
                }});
   c.push_back({"layer_norm", {"layer_norm", "layer_norm_backward"}, [=] {
                  seeded(7);
-                 return forward_backward({randn({2053, 131}), randn({131}), randn({131})},
-                                         [](const V& in) {
-                                           return layer_norm(in[0], in[1], in[2]);
-                                         });
+                 return forward_backward(
+                     {randn({2053, 131}), randn({131}), randn({131})},
+                     [](const V& in) { return layer_norm(in[0], in[1], in[2]); });
                }});
   c.push_back({"rms_norm", {"rms_norm", "rms_norm_backward"}, [=] {
                  seeded(8);
@@ -125,9 +158,8 @@ std::vector<Case> cases() {
   c.push_back({"cross_entropy", {"cross_entropy", "cross_entropy_backward"}, [=] {
                  seeded(9);
                  Tensor target = ids(101, {2053});
-                 return forward_backward({randn({2053, 101}), target}, [](const V& in) {
-                   return cross_entropy(in[0], in[1]);
-                 });
+                 return forward_backward({randn({2053, 101}), target},
+                                         [](const V& in) { return cross_entropy(in[0], in[1]); });
                }});
   // Convolution (batch past several chunks, so dw adds partials) and pooling.
   c.push_back({"conv2d", {"conv2d", "conv2d_backward_input", "conv2d_backward_weight"}, [=] {
@@ -150,16 +182,14 @@ std::vector<Case> cases() {
   c.push_back({"embedding", {"index_select", "index_add"}, [=] {
                  seeded(13);
                  Tensor rows = ids(50, {4001});
-                 return forward_backward({randn({50, 256}), rows}, [](const V& in) {
-                   return index_select(in[0], 0, in[1]);
-                 });
+                 return forward_backward({randn({50, 256}), rows},
+                                         [](const V& in) { return index_select(in[0], 0, in[1]); });
                }});
   c.push_back({"gather", {"gather", "scatter_add"}, [=] {
                  seeded(14);
                  Tensor idx = ids(97, {4001, 61});
-                 return forward_backward({randn({4001, 97}), idx}, [](const V& in) {
-                   return gather(in[0], 1, in[1]);
-                 });
+                 return forward_backward({randn({4001, 97}), idx},
+                                         [](const V& in) { return gather(in[0], 1, in[1]); });
                }});
   c.push_back({"copy of a permuted view", {"contiguous"}, [=] {
                  seeded(15);
@@ -183,6 +213,40 @@ std::vector<Case> cases() {
                  Tensor p = randn({300007}), g = randn({300007}), vel = zeros({300007});
                  SgdHyper h;
                  h.momentum = 0.9;
+                 sgd_update_(p, g, vel, h);
+                 return V{p, vel};
+               }});
+  // The per-tensor (unfused) updates: every pass split on its own. Adam with L2 decay (its
+  // gradient temporary), AdamW, and SGD with every pass (decay, momentum, Nesterov).
+  c.push_back({"adam_update, per_tensor, L2", {"adam_update"}, [=] {
+                 kernels::Use per_tensor("adam_update", "per_tensor");
+                 seeded(20);
+                 Tensor p = randn({300007}), g = randn({300007});
+                 Tensor m = zeros({300007}), v = zeros({300007});
+                 AdamHyper h;
+                 h.weight_decay = 0.01;
+                 adam_update_(p, g, m, v, h);
+                 return V{p, m, v};
+               }});
+  c.push_back({"adam_update, per_tensor, decoupled", {"adam_update"}, [=] {
+                 kernels::Use per_tensor("adam_update", "per_tensor");
+                 seeded(21);
+                 Tensor p = randn({300007}), g = randn({300007});
+                 Tensor m = zeros({300007}), v = zeros({300007});
+                 AdamHyper h;
+                 h.weight_decay = 0.01;
+                 h.decoupled = true;
+                 adam_update_(p, g, m, v, h);
+                 return V{p, m, v};
+               }});
+  c.push_back({"sgd_update, per_tensor", {"sgd_update"}, [=] {
+                 kernels::Use per_tensor("sgd_update", "per_tensor");
+                 seeded(22);
+                 Tensor p = randn({300007}), g = randn({300007}), vel = randn({300007});
+                 SgdHyper h;
+                 h.momentum = 0.9;
+                 h.weight_decay = 0.01;
+                 h.nesterov = true;
                  sgd_update_(p, g, vel, h);
                  return V{p, vel};
                }});

@@ -1,0 +1,78 @@
+// Short runs: copy, zero and add n contiguous elements, a register (simd::Vec) at a time, the
+// last partial register by a masked load / store.
+//
+// Why. conv's im2col and col2im move each patch row in runs of Wo elements (11 for a 3x3 conv on
+// 13x13): thousands of runs per image, each shorter than a cache line. std::copy and std::fill
+// become calls to memmove / memset, whose set-up (a call, a size dispatch) costs more than the
+// 11 elements; a scalar loop costs a step per element. A masked vector instruction moves the
+// whole run at once (AVX-512: one vmovups with a lane mask), and its masked-off lanes touch no
+// memory, so a run may end anywhere, even at the end of an allocation.
+//
+// A run of at most one register takes the masked path alone, before any loop: GCC turns the
+// register-at-a-time loops into memset / memmove calls, and a call for 0 bytes, made twice per
+// patch row for the (usually empty) padding runs, cost more than the copy itself (5.0 vs 2.1 us
+// an image in im2col on 16 channels of 13x13).
+//
+// Measured on the CNN's second conv (16->32 channels, 3x3 on 13x13, batch 64, 1 thread; see
+// docs/PERFORMANCE.md, "Conv at one thread"): im2col went from about 6 us to about 2 us an image.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/matmul_simd.h"
+
+namespace prism::kernels::cpu {
+
+// dst[0, n) = src[0, n).
+template <class T>
+inline void copy_run(const T* src, int64_t n, T* dst) {
+  using V = simd::Vec<T>;
+  constexpr int L = V::lanes;
+  if (n <= L) {
+    if (n > 0) V::store_first(dst, static_cast<int>(n), V::load_first(src, static_cast<int>(n)));
+    return;
+  }
+  int64_t j = 0;
+  for (; j + L <= n; j += L) V::store(dst + j, V::load(src + j));
+  if (j < n) {
+    const int tail = static_cast<int>(n - j);
+    V::store_first(dst + j, tail, V::load_first(src + j, tail));
+  }
+}
+
+// dst[0, n) = 0.
+template <class T>
+inline void zero_run(T* dst, int64_t n) {
+  using V = simd::Vec<T>;
+  constexpr int L = V::lanes;
+  if (n <= L) {
+    if (n > 0) V::store_first(dst, static_cast<int>(n), V::zero());
+    return;
+  }
+  int64_t j = 0;
+  for (; j + L <= n; j += L) V::store(dst + j, V::zero());
+  if (j < n) V::store_first(dst + j, static_cast<int>(n - j), V::zero());
+}
+
+// dst[0, n) += src[0, n).
+template <class T>
+inline void add_run(const T* src, int64_t n, T* dst) {
+  using V = simd::Vec<T>;
+  constexpr int L = V::lanes;
+  if (n <= L) {
+    if (n > 0) {
+      const int m = static_cast<int>(n);
+      V::store_first(dst, m, V::add(V::load_first(dst, m), V::load_first(src, m)));
+    }
+    return;
+  }
+  int64_t j = 0;
+  for (; j + L <= n; j += L) V::store(dst + j, V::add(V::load(dst + j), V::load(src + j)));
+  if (j < n) {
+    const int tail = static_cast<int>(n - j);
+    V::store_first(dst + j, tail,
+                   V::add(V::load_first(dst + j, tail), V::load_first(src + j, tail)));
+  }
+}
+
+}  // namespace prism::kernels::cpu
