@@ -44,15 +44,16 @@ struct MicroTile {
 };
 
 // C[0:R, 0:NV*lanes] = (or +=, when accumulate) Ap * Bp, with Ap the packed kc x mr sliver of A
-// (element (i, p) at ap[p * mr + i]; only its first R rows are used) and Bp the packed kc x nr
-// sliver of B (element (p, j) at bp[p * nr + j]; only its first NV vectors are used). C has row
-// stride ldc and unit column stride.
+// (element (i, p) at ap[p * mr + i]; only its first R rows are used) and Bp a kc x nr sliver of
+// B whose row p starts at bp + p * b_step (only its first NV vectors are used): b_step = nr for
+// a packed sliver, B's row stride for one read in place (matmul_optimized.cpp, direct B). C has
+// row stride ldc and unit column stride.
 template <class T, int R, int NV>
-inline void microkernel(int64_t kc, const T* __restrict ap, const T* __restrict bp, T* __restrict c,
-                        int64_t ldc, bool accumulate) {
+inline void microkernel(int64_t kc, const T* __restrict ap, const T* __restrict bp, int64_t b_step,
+                        T* __restrict c, int64_t ldc, bool accumulate) {
   using S = simd::Vec<T>;
   using V = typename S::V;
-  constexpr int MR = MicroTile<T>::mr, NR = MicroTile<T>::nr, L = MicroTile<T>::lanes;
+  constexpr int MR = MicroTile<T>::mr, L = MicroTile<T>::lanes;
 
   // The tile of C is read (or written) only after the loop; start bringing it in now.
 #pragma GCC unroll 16
@@ -80,7 +81,7 @@ inline void microkernel(int64_t kc, const T* __restrict ap, const T* __restrict 
       for (int v = 0; v < NV; ++v) acc[i][v] = S::fma(a, b[v], acc[i][v]);
     }
     ap += MR;
-    bp += NR;
+    bp += b_step;
   }
 
 #pragma GCC unroll 16
@@ -94,7 +95,7 @@ inline void microkernel(int64_t kc, const T* __restrict ap, const T* __restrict 
 }
 
 template <class T>
-using MicrokernelFn = void (*)(int64_t, const T*, const T*, T*, int64_t, bool);
+using MicrokernelFn = void (*)(int64_t, const T*, const T*, int64_t, T*, int64_t, bool);
 
 // The edge kernels, indexed by (R / 2 - 1) * nv + (NV - 1) for R = 2, 4, ..., NV = 1 .. nv.
 template <class T, size_t... I>
@@ -113,19 +114,20 @@ inline constexpr auto kEdgeKernels =
 // stride goes straight to the full-size microkernel. Any other runs the smallest kernel that
 // covers rows x cols into a scratch tile, and only the rows x cols part that exists is copied
 // to C. The packed slivers are zero-padded, so the extra rows and columns computed are zeros
-// that are never stored.
+// that are never stored. B's sliver has rows b_step apart (see microkernel); one read in place
+// must hold the vectors' whole width (cols == nr), since nothing pads it.
 template <class T>
-inline void tile_update(int64_t kc, const T* ap, const T* bp, T* c, int64_t c_rs, int64_t c_cs,
-                        int64_t rows, int64_t cols, bool accumulate) {
+inline void tile_update(int64_t kc, const T* ap, const T* bp, int64_t b_step, T* c, int64_t c_rs,
+                        int64_t c_cs, int64_t rows, int64_t cols, bool accumulate) {
   constexpr int MR = MicroTile<T>::mr, NR = MicroTile<T>::nr, NV = MicroTile<T>::nv;
   constexpr int L = MicroTile<T>::lanes;
   if (rows == MR && cols == NR && c_cs == 1) {
-    microkernel<T, MR, NV>(kc, ap, bp, c, c_rs, accumulate);
+    microkernel<T, MR, NV>(kc, ap, bp, b_step, c, c_rs, accumulate);
     return;
   }
   alignas(64) T scratch[MR * NR];
   const int64_t row_pairs = (rows + 1) / 2, vectors = (cols + L - 1) / L;
-  kEdgeKernels<T>[(row_pairs - 1) * NV + (vectors - 1)](kc, ap, bp, scratch, NR, false);
+  kEdgeKernels<T>[(row_pairs - 1) * NV + (vectors - 1)](kc, ap, bp, b_step, scratch, NR, false);
   for (int64_t i = 0; i < rows; ++i) {
     T* dst = c + i * c_rs;
     const T* src = scratch + i * NR;

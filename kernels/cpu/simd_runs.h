@@ -1,4 +1,4 @@
-// Short runs: copy, zero and add n contiguous elements, a register (simd::Vec) at a time, the
+// Short runs: copy and zero n contiguous elements, a register (simd::Vec) at a time, the
 // last partial register by a masked load / store.
 //
 // Why. conv's im2col and col2im move each patch row in runs of Wo elements (11 for a 3x3 conv on
@@ -12,6 +12,12 @@
 // register-at-a-time loops into memset / memmove calls, and a call for 0 bytes, made twice per
 // patch row for the (usually empty) padding runs, cost more than the copy itself (5.0 vs 2.1 us
 // an image in im2col on 16 channels of 13x13).
+//
+// No add (dst += src) here, on purpose: a read-modify-write run that lies closer than a
+// register to the previous one (col2im's rows, Wo of W elements apart) loads through the
+// footprint of a masked store still in the store buffer, which cannot forward to it: the load
+// waits for the store to reach the cache (11 us an image against 2.8 us for a plain loop; see
+// conv_im2col.cpp's col2im_add).
 //
 // Measured on the CNN's second conv (16->32 channels, 3x3 on 13x13, batch 64, 1 thread; see
 // docs/PERFORMANCE.md, "Conv at one thread"): im2col went from about 6 us to about 2 us an image.
@@ -52,27 +58,6 @@ inline void zero_run(T* dst, int64_t n) {
   int64_t j = 0;
   for (; j + L <= n; j += L) V::store(dst + j, V::zero());
   if (j < n) V::store_first(dst + j, static_cast<int>(n - j), V::zero());
-}
-
-// dst[0, n) += src[0, n).
-template <class T>
-inline void add_run(const T* src, int64_t n, T* dst) {
-  using V = simd::Vec<T>;
-  constexpr int L = V::lanes;
-  if (n <= L) {
-    if (n > 0) {
-      const int m = static_cast<int>(n);
-      V::store_first(dst, m, V::add(V::load_first(dst, m), V::load_first(src, m)));
-    }
-    return;
-  }
-  int64_t j = 0;
-  for (; j + L <= n; j += L) V::store(dst + j, V::add(V::load(dst + j), V::load(src + j)));
-  if (j < n) {
-    const int tail = static_cast<int>(n - j);
-    V::store_first(dst + j, tail,
-                   V::add(V::load_first(dst + j, tail), V::load_first(src + j, tail)));
-  }
 }
 
 }  // namespace prism::kernels::cpu

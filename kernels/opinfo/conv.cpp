@@ -155,12 +155,18 @@ class PoolCase : public Case {
     dy_ = rng.vector(a_.planes * a_.ho * a_.wo);
     index_.resize(static_cast<size_t>(a_.planes * a_.ho * a_.wo));
     if (backward && max) {
-      // A valid argmax for every window: its first in-bounds element (the backward kernel only
-      // needs indices that point into the plane).
+      // A valid argmax for every window, as the forward makes them: an in-bounds element of
+      // that window, a different one from window to window (a kernel that assumed, say, the
+      // top-left one would fail).
       for (int64_t pl = 0; pl < a_.planes; ++pl) {
         for (int64_t i = 0; i < a_.ho; ++i) {
           for (int64_t j = 0; j < a_.wo; ++j) {
-            const int64_t r = std::max<int64_t>(0, i * s - p), c = std::max<int64_t>(0, j * s - p);
+            const int64_t r0 = std::max<int64_t>(0, i * s - p),
+                          c0 = std::max<int64_t>(0, j * s - p);
+            const int64_t rows = std::min(a_.h, i * s - p + k) - r0;
+            const int64_t cols = std::min(a_.w, j * s - p + k) - c0;
+            const int64_t pick = pl * 7 + i * 3 + j * 5;  // spread over the window's elements
+            const int64_t r = r0 + pick % rows, c = c0 + (pick / rows) % cols;
             index_[static_cast<size_t>((pl * a_.ho + i) * a_.wo + j)] = r * a_.w + c;
           }
         }
