@@ -38,7 +38,9 @@
 //   one column, C = A @ b                               computed as one row, c^T = b^T @ A^T;
 //   one row, c = a @ B (a matrix-vector product)        no packing: matmul_gemv.h;
 //   a narrow C (m x 10)                                 computed as C^T = B^T @ A^T (10 x m), when
-//                                                       that leaves clearly fewer tile lanes idle.
+//                                                       that leaves clearly fewer tile lanes idle;
+//   few rows of C (m <= 224) and a row-major B          B read in place, not packed, when a block
+//                                                       of it fits in 1 MiB (kDirectBRows below).
 //
 // Threads: C is cut into a tm x tn grid of blocks, one per thread, along whole tiles (rows of all
 // batches together, so a batched product splits evenly too). Each thread runs the loop nest on
