@@ -73,6 +73,44 @@ Tensor ids(int64_t high, const Dims& shape) {
   return from_vector(v, shape);
 }
 
+// An Adam step through `variant` on 300007 parameters (past the optimizer's grain), with
+// weight decay as L2 (its gradient temporary) or decoupled (AdamW).
+Case adam_case(const char* variant, bool decoupled, uint64_t seed) {
+  return {std::string("adam_update, ") + variant + (decoupled ? ", decoupled" : ", L2"),
+          {"adam_update"},
+          [=] {
+            kernels::Use use("adam_update", variant);
+            manual_seed(seed);
+            Tensor p = randn({300007}), g = randn({300007});
+            Tensor m = zeros({300007}), v = zeros({300007});
+            AdamHyper h;
+            h.weight_decay = 0.01;
+            h.decoupled = decoupled;
+            adam_update_(p, g, m, v, h);
+            return std::vector<Tensor>{p, m, v};
+          }};
+}
+
+// An SGD step with momentum through `variant`; every_pass adds weight decay and Nesterov.
+Case sgd_case(const char* variant, bool every_pass, uint64_t seed) {
+  return {std::string("sgd_update, ") + variant + (every_pass ? ", decay and Nesterov" : ""),
+          {"sgd_update"},
+          [=] {
+            kernels::Use use("sgd_update", variant);
+            manual_seed(seed);
+            Tensor p = randn({300007}), g = randn({300007});
+            Tensor vel = every_pass ? randn({300007}) : zeros({300007});
+            SgdHyper h;
+            h.momentum = 0.9;
+            if (every_pass) {
+              h.weight_decay = 0.01;
+              h.nesterov = true;
+            }
+            sgd_update_(p, g, vel, h);
+            return std::vector<Tensor>{p, vel};
+          }};
+}
+
 std::vector<Case> cases() {
   using V = std::vector<Tensor>;
   std::vector<Case> c;
@@ -197,59 +235,13 @@ std::vector<Case> cases() {
                    return contiguous(in[0].permute({2, 0, 1}));
                  });
                }});
-  // Optimizer updates, in place.
-  c.push_back({"adam_update", {"adam_update"}, [=] {
-                 seeded(16);
-                 Tensor p = randn({300007}), g = randn({300007});
-                 Tensor m = zeros({300007}), v = zeros({300007});
-                 AdamHyper h;
-                 h.weight_decay = 0.01;
-                 h.decoupled = true;
-                 adam_update_(p, g, m, v, h);
-                 return V{p, m, v};
-               }});
-  c.push_back({"sgd_update", {"sgd_update"}, [=] {
-                 seeded(17);
-                 Tensor p = randn({300007}), g = randn({300007}), vel = zeros({300007});
-                 SgdHyper h;
-                 h.momentum = 0.9;
-                 sgd_update_(p, g, vel, h);
-                 return V{p, vel};
-               }});
-  // The per-tensor (unfused) updates: every pass split on its own. Adam with L2 decay (its
-  // gradient temporary), AdamW, and SGD with every pass (decay, momentum, Nesterov).
-  c.push_back({"adam_update, per_tensor, L2", {"adam_update"}, [=] {
-                 kernels::Use per_tensor("adam_update", "per_tensor");
-                 seeded(20);
-                 Tensor p = randn({300007}), g = randn({300007});
-                 Tensor m = zeros({300007}), v = zeros({300007});
-                 AdamHyper h;
-                 h.weight_decay = 0.01;
-                 adam_update_(p, g, m, v, h);
-                 return V{p, m, v};
-               }});
-  c.push_back({"adam_update, per_tensor, decoupled", {"adam_update"}, [=] {
-                 kernels::Use per_tensor("adam_update", "per_tensor");
-                 seeded(21);
-                 Tensor p = randn({300007}), g = randn({300007});
-                 Tensor m = zeros({300007}), v = zeros({300007});
-                 AdamHyper h;
-                 h.weight_decay = 0.01;
-                 h.decoupled = true;
-                 adam_update_(p, g, m, v, h);
-                 return V{p, m, v};
-               }});
-  c.push_back({"sgd_update, per_tensor", {"sgd_update"}, [=] {
-                 kernels::Use per_tensor("sgd_update", "per_tensor");
-                 seeded(22);
-                 Tensor p = randn({300007}), g = randn({300007}), vel = randn({300007});
-                 SgdHyper h;
-                 h.momentum = 0.9;
-                 h.weight_decay = 0.01;
-                 h.nesterov = true;
-                 sgd_update_(p, g, vel, h);
-                 return V{p, vel};
-               }});
+  // Optimizer updates, in place: the fused loops, and the per-tensor (unfused) updates, every
+  // pass split on its own.
+  c.push_back(adam_case("fused", true, 16));
+  c.push_back(sgd_case("fused", false, 17));
+  c.push_back(adam_case("per_tensor", false, 23));
+  c.push_back(adam_case("per_tensor", true, 24));
+  c.push_back(sgd_case("per_tensor", true, 25));
   return c;
 }
 
