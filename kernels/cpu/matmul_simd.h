@@ -7,7 +7,8 @@
 // The microkernel only needs six operations: zero, load, store, broadcast, add, and the fused
 // multiply-add acc + a * b (one rounding, as the hardware FMA does; the portable path uses
 // std::fma only where the target has an FMA instruction, a plain a * b + acc otherwise).
-// Two more, load_first and store_first, touch only the first n lanes (0 <= n <= lanes; the
+// sum adds a vector's lanes (the dot-product form of matmul_optimized.cpp). Two more,
+// load_first and store_first, touch only the first n lanes (0 <= n <= lanes; the
 // other lanes load as 0 and are not stored, and their memory is never accessed): one masked
 // instruction moves a run shorter than a register, which conv's im2col is made of
 // (simd_runs.h).
@@ -42,6 +43,16 @@ struct Vec<float> {
   static __mmask16 first(int n) { return static_cast<__mmask16>((1u << n) - 1); }
   static V load_first(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
   static void store_first(float* p, int n, V v) { _mm512_mask_storeu_ps(p, first(n), v); }
+  // Through memory, in a fixed tree: GCC 12's _mm512_reduce_add_ps warns
+  // (-Wmaybe-uninitialized) inside its own header.
+  static float sum(V v) {
+    alignas(64) float x[16];
+    _mm512_store_ps(x, v);
+    for (int w = 8; w > 0; w /= 2) {
+      for (int l = 0; l < w; ++l) x[l] += x[l + w];
+    }
+    return x[0];
+  }
 };
 
 template <>
@@ -57,6 +68,14 @@ struct Vec<double> {
   static __mmask8 first(int n) { return static_cast<__mmask8>((1u << n) - 1); }
   static V load_first(const double* p, int n) { return _mm512_maskz_loadu_pd(first(n), p); }
   static void store_first(double* p, int n, V v) { _mm512_mask_storeu_pd(p, first(n), v); }
+  static double sum(V v) {
+    alignas(64) double x[8];
+    _mm512_store_pd(x, v);
+    for (int w = 4; w > 0; w /= 2) {
+      for (int l = 0; l < w; ++l) x[l] += x[l + w];
+    }
+    return x[0];
+  }
 };
 
 #elif defined(__AVX2__) && defined(__FMA__)
@@ -80,6 +99,11 @@ struct Vec<float> {
   }
   static V load_first(const float* p, int n) { return _mm256_maskload_ps(p, first(n)); }
   static void store_first(float* p, int n, V v) { _mm256_maskstore_ps(p, first(n), v); }
+  static float sum(V v) {
+    alignas(32) float x[8];
+    _mm256_store_ps(x, v);
+    return ((x[0] + x[4]) + (x[1] + x[5])) + ((x[2] + x[6]) + (x[3] + x[7]));
+  }
 };
 
 template <>
@@ -97,6 +121,11 @@ struct Vec<double> {
   }
   static V load_first(const double* p, int n) { return _mm256_maskload_pd(p, first(n)); }
   static void store_first(double* p, int n, V v) { _mm256_maskstore_pd(p, first(n), v); }
+  static double sum(V v) {
+    alignas(32) double x[4];
+    _mm256_store_pd(x, v);
+    return (x[0] + x[2]) + (x[1] + x[3]);
+  }
 };
 
 #else
@@ -146,6 +175,11 @@ struct Vec {
   }
   static void store_first(T* p, int n, V v) {
     for (int l = 0; l < n; ++l) p[l] = v.x[l];
+  }
+  static T sum(V v) {
+    T s = 0;
+    for (int l = 0; l < lanes; ++l) s += v.x[l];
+    return s;
   }
 };
 
