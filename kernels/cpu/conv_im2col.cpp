@@ -22,9 +22,10 @@
 //
 // Unfold and fold walk rows of `cols` contiguously; for each (c, p, q) row the range of output
 // columns j that land inside the input is computed once, so the inner loop is a plain copy
-// (stride 1) or a strided gather, with the padding written as runs of zeros. The runs are short
-// (Wo elements), so they move a SIMD register at a time with a masked tail (simd_runs.h), not
-// through memmove / memset calls, which cost more than the run itself.
+// (stride 1) or a strided gather, with the padding written as runs of zeros. The unfold's runs
+// are short (Wo elements), so they move a SIMD register at a time with a masked tail
+// (simd_runs.h), not through memmove / memset calls, which cost more than the run itself; the
+// fold stays a plain loop (col2im_add says why).
 //
 // Cost: the same FLOPs as the naive loops (2 N O Ho Wo C kh kw per op), plus the unfold's
 // K P copies per image.

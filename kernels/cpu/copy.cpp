@@ -34,12 +34,18 @@ void copy_naive(const CopyArgs<T>& a) {
 }
 
 // The same walk split by innermost rows over the threads (kernels/cpu/parallel.h); a row
-// whose source and destination are both contiguous is one std::copy (memmove speed).
+// whose source and destination are both contiguous is one std::copy (memmove speed), and so is
+// a chunk of a copy whose source and destination are both one flat run.
 template <class T>
 void copy_optimized(const CopyArgs<T>& a) {
   int64_t numel = 1;
   for (int d = 0; d < a.ndim; ++d) numel *= a.shape[d];
   if (numel == 0) return;
+  if (is_flat(a.ndim, a.shape, a.src_stride) && is_flat(a.ndim, a.shape, a.dst_stride)) {
+    parallel_for(numel, kChunkElementwise,
+                 [&](int64_t i0, int64_t i1) { std::copy(a.src + i0, a.src + i1, a.dst + i0); });
+    return;
+  }
   const int last = a.ndim - 1;
   const int64_t cols = a.shape[last], ss = a.src_stride[last], ds = a.dst_stride[last];
   parallel_for(numel / cols, rows_per_chunk(cols, kChunkElementwise), [&](int64_t r0, int64_t r1) {

@@ -60,18 +60,6 @@ template <class T, class F>
   for (int64_t i = 0; i < n; ++i) out[i] = F{}(a[i], b[i]);
 }
 
-// True when a view of this shape and these strides is row-major contiguous: one flat run of
-// elements, cut into chunks whatever its rank ([1, N] included, which the row loop below would
-// leave as one chunk on one thread).
-bool is_flat(int ndim, const int64_t* shape, const int64_t* stride) {
-  int64_t expect = 1;
-  for (int d = ndim - 1; d >= 0; --d) {
-    if (shape[d] != 1 && stride[d] != expect) return false;
-    expect *= shape[d];
-  }
-  return true;
-}
-
 template <class T, class F>
 void unary_optimized(const UnaryArgs<T>& a) {
   const Layout& L = a.layout;

@@ -22,6 +22,16 @@
 
 namespace prism::kernels::cpu::simd {
 
+// The sum of N lanes stored in x (N a power of two), added in a fixed tree: lanes N/2 apart,
+// then N/4, ... (overwrites x).
+template <class T, int N>
+inline T tree_sum(T (&x)[N]) {
+  for (int w = N / 2; w > 0; w /= 2) {
+    for (int l = 0; l < w; ++l) x[l] += x[l + w];
+  }
+  return x[0];
+}
+
 template <class T>
 struct Vec;
 
@@ -48,10 +58,7 @@ struct Vec<float> {
   static float sum(V v) {
     alignas(64) float x[16];
     _mm512_store_ps(x, v);
-    for (int w = 8; w > 0; w /= 2) {
-      for (int l = 0; l < w; ++l) x[l] += x[l + w];
-    }
-    return x[0];
+    return tree_sum(x);
   }
 };
 
@@ -71,10 +78,7 @@ struct Vec<double> {
   static double sum(V v) {
     alignas(64) double x[8];
     _mm512_store_pd(x, v);
-    for (int w = 4; w > 0; w /= 2) {
-      for (int l = 0; l < w; ++l) x[l] += x[l + w];
-    }
-    return x[0];
+    return tree_sum(x);
   }
 };
 
@@ -102,7 +106,7 @@ struct Vec<float> {
   static float sum(V v) {
     alignas(32) float x[8];
     _mm256_store_ps(x, v);
-    return ((x[0] + x[4]) + (x[1] + x[5])) + ((x[2] + x[6]) + (x[3] + x[7]));
+    return tree_sum(x);
   }
 };
 
@@ -124,7 +128,7 @@ struct Vec<double> {
   static double sum(V v) {
     alignas(32) double x[4];
     _mm256_store_pd(x, v);
-    return (x[0] + x[2]) + (x[1] + x[3]);
+    return tree_sum(x);
   }
 };
 
@@ -177,9 +181,7 @@ struct Vec {
     for (int l = 0; l < n; ++l) p[l] = v.x[l];
   }
   static T sum(V v) {
-    T s = 0;
-    for (int l = 0; l < lanes; ++l) s += v.x[l];
-    return s;
+    return tree_sum(v.x);
   }
 };
 

@@ -135,6 +135,18 @@ inline int64_t row_offset(int64_t r, int ndim, const int64_t* shape, const int64
   return off;
 }
 
+// True when a view of this shape and these strides is row-major contiguous: one flat run of
+// elements, which a walk should cut into chunks whatever its rank (a [1, N] view split by rows
+// would be one chunk on one thread).
+inline bool is_flat(int ndim, const int64_t* shape, const int64_t* stride) {
+  int64_t expect = 1;
+  for (int d = ndim - 1; d >= 0; --d) {
+    if (shape[d] != 1 && stride[d] != expect) return false;
+    expect *= shape[d];
+  }
+  return true;
+}
+
 // For an op that writes per-row outputs and also sums a `width`-long vector over all its rows (a
 // norm's weight gradient): chunks of rows over the threads (partial_rows_per_chunk), where
 // body(r0, r1, acc) adds the terms of rows [r0, r1) into acc, its chunk's own zeroed partial;
