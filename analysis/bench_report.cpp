@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "analysis/report_format.h"
+#include "nn/data/loader.h"
+#include "profiler/counters.h"
 
 namespace prism::analysis {
 
@@ -81,6 +83,103 @@ std::string class_table(const BenchResult& r) {
   return "time by op class (share of the op time in the profiled calls)\n" + t.str();
 }
 
+// The bottleneck map of each batch size's profiled window (analysis/bottleneck.h).
+std::string bottleneck_maps(const BenchResult& r) {
+  std::string out;
+  for (const BatchResult& b : r.batches) {
+    out += fmt::format("\nbatch {}: ", b.batch) + format_bottleneck(b.bottleneck, 8);
+  }
+  return out;
+}
+
+// --counters: event counts per model call for each batch size, then the ops of the largest batch
+// that take most of its time, with the same figures (profiler/counters.h). Ratios a learner can
+// compare across sizes: IPC (instructions per cycle), cache misses per 1000 FLOPs, branch misses
+// per 100 branches; page faults and context switches per call.
+struct EventFigures {
+  uint8_t mask;
+  const double* v;  // per call, profiler::Counter order
+  double flops;     // per call
+};
+
+std::vector<std::string> event_headers(uint8_t mask) {
+  using profiler::Counter;
+  using profiler::counter_bit;
+  std::vector<std::string> h;
+  auto has = [mask](Counter c) { return (mask & counter_bit(c)) != 0; };
+  if (has(Counter::cycles) && has(Counter::instructions)) h.push_back("IPC");
+  if (has(Counter::cache_misses)) h.insert(h.end(), {"cache miss/call", "miss/kFLOP"});
+  if (has(Counter::branches) && has(Counter::branch_misses)) h.push_back("br miss %");
+  if (has(Counter::page_faults)) h.push_back("page faults/call");
+  if (has(Counter::context_switches)) h.push_back("ctx sw/call");
+  return h;
+}
+
+std::vector<std::string> event_cells(const EventFigures& f) {
+  using profiler::Counter;
+  using profiler::counter_bit;
+  auto has = [&f](Counter c) { return (f.mask & counter_bit(c)) != 0; };
+  auto get = [&f](Counter c) { return f.v[static_cast<int>(c)]; };
+  auto ratio = [](double num, double den, int decimals) {
+    return den > 0 ? fmt::format("{:.{}f}", num / den, decimals) : std::string("-");
+  };
+  std::vector<std::string> c;
+  if (has(Counter::cycles) && has(Counter::instructions)) {
+    c.push_back(ratio(get(Counter::instructions), get(Counter::cycles), 2));
+  }
+  if (has(Counter::cache_misses)) {
+    c.push_back(fmt::format("{:.1f}", get(Counter::cache_misses)));
+    c.push_back(ratio(1000 * get(Counter::cache_misses), f.flops, 3));
+  }
+  if (has(Counter::branches) && has(Counter::branch_misses)) {
+    c.push_back(ratio(100 * get(Counter::branch_misses), get(Counter::branches), 2));
+  }
+  if (has(Counter::page_faults)) c.push_back(fmt::format("{:.1f}", get(Counter::page_faults)));
+  if (has(Counter::context_switches)) {
+    c.push_back(fmt::format("{:.1f}", get(Counter::context_switches)));
+  }
+  return c;
+}
+
+std::string event_table(const BenchResult& r) {
+  const uint8_t mask = r.counters.mask;
+  std::string out = "event counters per call (profiled calls)\n";
+  const std::vector<std::string> figures = event_headers(mask);
+  if (!figures.empty()) {
+    std::vector<std::string> headers{"batch"};
+    headers.insert(headers.end(), figures.begin(), figures.end());
+    TextColumns t(headers);
+    for (const BatchResult& b : r.batches) {
+      std::vector<std::string> row{std::to_string(b.batch)};
+      // The columns are those of the result's mask, so every row has one cell per header.
+      const std::vector<std::string> cells =
+          event_cells({mask, b.events, static_cast<double>(b.counters.flops)});
+      row.insert(row.end(), cells.begin(), cells.end());
+      t.add(row);
+    }
+    out += t.str();
+    // The largest batch's top ops by self time (ops are sorted so): where the counts come from.
+    const BatchResult& big = r.batches.back();
+    std::vector<std::string> op_headers{fmt::format("batch {}: op", big.batch), "phase"};
+    op_headers.insert(op_headers.end(), figures.begin(), figures.end());
+    TextColumns ops(op_headers);
+    for (size_t i = 0; i < big.ops.size() && i < 8; ++i) {
+      const OpPerCall& op = big.ops[i];
+      std::vector<std::string> row{op.name + (op.grad_of.empty() ? "" : " (" + op.grad_of + ")"),
+                                   op.phase};
+      const std::vector<std::string> cells = event_cells({mask, op.events, op.flops});
+      if (op.event_mask == 0) {
+        row.insert(row.end(), figures.size(), "-");  // not counted (another thread's op)
+      } else {
+        row.insert(row.end(), cells.begin(), cells.end());
+      }
+      ops.add(row);
+    }
+    out += ops.str();
+  }
+  return out + profiler::counters_line(r.counters);
+}
+
 std::string server_table(const BenchResult& r) {
   const BenchOptions& o = r.options;
   std::string out = fmt::format(
@@ -142,8 +241,37 @@ std::string format_bench(const BenchResult& r) {
   std::string out = header(r);
   if (!r.batches.empty()) {
     out += "\n" + latency_table(r) + "\n" + memory_table(r) + "\n" + class_table(r);
+    out += bottleneck_maps(r);
+    if (r.counters.enabled) out += "\n" + event_table(r);
   }
   if (!r.server.empty()) out += "\n" + server_table(r);
+  if (!r.environment.warnings.empty()) {
+    out += "\nwarnings (kept in the JSON):\n";
+    for (const std::string& w : r.environment.warnings) out += "  " + w + "\n";
+  }
+  return out;
+}
+
+std::string format_pipeline(const PipelineResult& r) {
+  const BenchOptions& o = r.options;
+  std::string out = fmt::format(
+      "bench {} --model-off: the input pipeline alone, on {} ({} examples): `prism train`'s "
+      "DataLoader (shuffled, full batches, {} batches prefetched by one worker) feeding the sum "
+      "of each batch instead of the model; {} thread{}\n",
+      o.model, o.data_name, r.examples, nn::data::DataLoader::kPrefetchDepth, r.fingerprint.threads,
+      r.fingerprint.threads == 1 ? "" : "s");
+  TextColumns t({"batch", "batches", "p50/batch", "p99/batch", "batches/s", "samples/s",
+                 fmt::format("model {} samples/s", bench_mode_name(o.mode)), "loader/model"});
+  for (const PipelinePoint& p : r.points) {
+    t.add({std::to_string(p.batch), std::to_string(p.latency.n), format_ns(p.latency.p50),
+           format_ns(p.latency.p99), fmt::format("{:.1f}", p.batches_per_s),
+           fmt::format("{:.0f}", p.samples_per_s), fmt::format("{:.0f}", p.model_samples_per_s),
+           p.model_samples_per_s > 0
+               ? fmt::format("{:.2f}x", p.samples_per_s / p.model_samples_per_s)
+               : "-"});
+  }
+  out += "\n" + t.str() + "\n";
+  for (const PipelinePoint& p : r.points) out += pipeline_verdict(p, o.mode);
   if (!r.environment.warnings.empty()) {
     out += "\nwarnings (kept in the JSON):\n";
     for (const std::string& w : r.environment.warnings) out += "  " + w + "\n";

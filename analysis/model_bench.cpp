@@ -14,8 +14,11 @@
 #include <omp.h>
 #endif
 
+#include "analysis/run_record.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/opinfo/op_info.h"
 #include "kernels/registry.h"
+#include "nn/data/loader.h"
 #include "nn/loss.h"
 #include "nn/optim/make.h"
 #include "profiler/aggregate.h"
@@ -33,25 +36,6 @@ namespace prism::analysis {
 namespace {
 
 constexpr int64_t kMaxBatch = 1'000'000;
-
-// The tracked memory one call at `batch` needs, from a dry run on the meta device (shapes,
-// no data: milliseconds even for a model that would not fit).
-int64_t dry_run_peak_bytes(const BenchOptions& o, int64_t batch) {
-  constexpr int kMeta = static_cast<int>(Device::meta);  // the memory tracker's device index
-  const int64_t live_before = profiler::memory_stats(kMeta).live_bytes;
-  profiler::reset_peak(kMeta);
-  {
-    Workload w(o.model, o.mode, o.model_options, Device::meta, o.seed);
-    w.set_batch(batch, o.seed);
-    w.call();
-  }
-  return profiler::memory_stats(kMeta).peak_bytes - live_before;
-}
-
-int64_t physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size : 0;
-}
 
 // One timed call, in ns (the workload waits for the GPU itself).
 int64_t timed_call(const std::function<void()>& call, Device) {
@@ -103,6 +87,10 @@ OpPerCall op_per_call(const profiler::OpRow& r, double calls) {
   o.bytes = static_cast<double>(r.cost.bytes) / calls;
   o.allocs = static_cast<double>(r.allocs) / calls;
   o.alloc_bytes = static_cast<double>(r.alloc_bytes) / calls;
+  o.event_mask = r.counters.mask;  // 0 unless the window counted events
+  for (int i = 0; i < profiler::kNumCounters; ++i) {
+    o.events[i] = static_cast<double>(r.counters.value[i]) / calls;
+  }
   return o;
 }
 
@@ -120,7 +108,38 @@ CallCounters counters_per_call(const std::vector<profiler::OpRow>& rows, int64_t
           total.alloc_bytes / calls};
 }
 
+// The run's thread count; fills the machine's fingerprint and, when the options ask, the
+// environment check (load, frequency scaling) that bench and --model-off both report.
+int describe_machine(const BenchOptions& o, Fingerprint& fp, Environment& env) {
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  const std::string device_label =
+      o.device == Device::cuda ? kernels::gpu::device_info().name : "cpu";
+  fp = fingerprint(threads, device_label);
+  if (o.check_environment) env = check_environment(threads, fp.physical_cores, fp.logical_cpus);
+  return threads;
+}
+
 }  // namespace
+
+int64_t dry_run_peak_bytes(const BenchOptions& o, int64_t batch) {
+  constexpr int kMeta = static_cast<int>(Device::meta);  // the memory tracker's device index
+  const int64_t live_before = profiler::memory_stats(kMeta).live_bytes;
+  profiler::reset_peak(kMeta);
+  {
+    Workload w(o.model, o.mode, o.model_options, Device::meta, o.seed);
+    w.set_batch(batch, o.seed);
+    w.call();
+  }
+  return profiler::memory_stats(kMeta).peak_bytes - live_before;
+}
+
+int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? static_cast<int64_t>(pages) * size : 0;
+}
 
 void check_bench_options(const BenchOptions& o) {
   if (o.batches.empty() && o.qps.empty()) throw Error("bench: no batch size given");
@@ -198,17 +217,7 @@ BenchResult run_bench(const BenchOptions& o) {
   res.baseline_rss_bytes =
       o.resident_at_start >= 0 ? o.resident_at_start : resident_memory().rss_bytes;
   res.kernels = kernel_choices();
-  int threads = 1;
-#ifdef _OPENMP
-  threads = omp_get_max_threads();
-#endif
-  const std::string device_label =
-      o.device == Device::cuda ? kernels::gpu::device_info().name : "cpu";
-  res.fingerprint = fingerprint(threads, device_label);
-  if (o.check_environment) {
-    res.environment =
-        check_environment(threads, res.fingerprint.physical_cores, res.fingerprint.logical_cpus);
-  }
+  const int threads = describe_machine(o, res.fingerprint, res.environment);
 
   // Refuse what cannot fit before building anything: the tracked memory one call at the
   // largest batch needs, from a dry run on the meta device (shapes only, no data).
@@ -224,13 +233,28 @@ BenchResult run_bench(const BenchOptions& o) {
         static_cast<double>(ram) / (1 << 30)));
   }
 
+  // The bottleneck map's settings: the machine's roofs (CPU only), the fixed cost of an op
+  // call, the memory budget and where its commands point.
+  BottleneckSettings map;
+  map.no_peaks_reason = !o.peak ? "--no-peak" : "the map has the CPU's roofs only";
   if (o.peak && o.device == Device::cpu) {
     if (const profiler::MachinePeak* m = profiler::machine_peak(true)) {
       res.machine_peak_gflops = m->peak_gflops(threads);
+      map.peaks = peaks_of(*m);
+    } else {
+      map.no_peaks_reason = "the machine's figures are unknown";
     }
   }
   res.harness_ns = measure_harness_ns();
   res.profiler_overhead_ns = profiler::record_overhead_ns();
+  map.dispatch_ns = measure_dispatch_ns(o.mode == BenchMode::train);
+  map.memory_budget_bytes =
+      o.device == Device::cuda ? kernels::gpu::device_info().total_bytes : physical_memory_bytes();
+  map.lever.model = o.model;
+  map.lever.mode = bench_mode_name(o.mode);
+  map.lever.threads = threads;
+  map.lever.data = o.data ? o.data_spec : "";
+  for (const opinfo::OpInfo& op : opinfo::op_infos()) map.lever.lab_ops.push_back(op.op);
 
   Workload w(o.model, o.mode, o.model_options, o.device, o.seed);
   res.parameters = w.model().parameter_count();
@@ -276,17 +300,34 @@ BenchResult run_bench(const BenchOptions& o) {
     // The profiled window: exact counters and where the time goes.
     profiler::Profile profile;
     {
-      profiler::Session session;
+      profiler::SessionOptions so;
+      so.counters = o.counters;  // event counts per op, on this thread (it runs every op)
+      profiler::Session session(so);
       for (int i = 0; i < o.profile_calls; ++i) call();
       profile = session.stop();
     }
     const std::vector<profiler::OpRow> rows = profiler::aggregate_ops(profile);
     br.counters = counters_per_call(rows, o.profile_calls);
     for (const profiler::OpRow& r : rows) br.ops.push_back(op_per_call(r, o.profile_calls));
+    if (profile.counters.enabled) {
+      res.counters = profile.counters;
+      res.counters.attribution =
+          "per model call, over the profiled calls; an op's counts are self (nested ops' "
+          "subtracted)";
+      br.event_mask = profile.counters.mask;
+      for (const OpPerCall& op : br.ops) {
+        for (int i = 0; i < profiler::kNumCounters; ++i) br.events[i] += op.events[i];
+      }
+    }
     const auto cls = time_by_class(profile);
     for (size_t i = 0; i < cls.size(); ++i) {
       br.class_ns[i] = static_cast<double>(cls[i]) / o.profile_calls;
     }
+    map.lever.batch = batch;
+    map.tracked_peak_bytes = br.tracked_peak_bytes;
+    map.activation_peak_bytes =
+        br.tracked_peak_by_role[static_cast<size_t>(profiler::MemRole::activation)];
+    br.bottleneck = map_bottlenecks(window_load(profile, o.profile_calls), map);
 
     br.latency = latency_stats(br.samples_ns);
     br.throughput = static_cast<double>(batch) * 1e9 / br.latency.mean;
@@ -315,6 +356,155 @@ BenchResult run_bench(const BenchOptions& o) {
     }
   }
   return res;
+}
+
+double measure_dispatch_ns(bool autograd) {
+  auto measure = [](bool with_graph) {
+    constexpr int kRuns = 7;
+    constexpr int kCalls = 2000;
+    std::optional<NoGrad> no_grad;
+    if (!with_graph) no_grad.emplace();
+    Tensor a = ones({1});
+    if (with_graph) a.set_requires_grad();  // each call makes (and drops) an autograd node
+    double best = 0;
+    for (int run = 0; run < kRuns; ++run) {
+      const int64_t t0 = profiler::now_ns();
+      for (int i = 0; i < kCalls; ++i) {
+        const Tensor c = add(a, a);
+      }
+      const double mean = static_cast<double>(profiler::now_ns() - t0) / kCalls;
+      if (run == 0 || mean < best) best = mean;
+    }
+    return best;
+  };
+  static const double without_graph = measure(false);
+  static const double with_graph = measure(true);
+  return autograd ? with_graph : without_graph;
+}
+
+// ---- the input pipeline alone (--model-off) ------------------------------------------------
+
+void check_pipeline_options(const BenchOptions& o) {
+  check_bench_options(o);
+  if (!o.data) {
+    throw Error(
+        "bench --model-off: synthetic inputs have no pipeline to measure: give a data set with "
+        "--data (e.g. --data spirals)");
+  }
+  if (!o.qps.empty()) {
+    throw Error("bench --model-off: the server scenario (--qps) serves the model: drop one");
+  }
+  for (int64_t b : o.batches) {
+    if (b > o.data->size()) {
+      throw Error(fmt::format(
+          "bench --model-off: batch {} is larger than {} ({} examples): the loader keeps full "
+          "batches only, as `prism train` does",
+          b, o.data_name, o.data->size()));
+    }
+  }
+}
+
+PipelineResult run_pipeline_bench(const BenchOptions& o) {
+  check_pipeline_options(o);
+  PipelineResult res;
+  res.options = o;
+  describe_machine(o, res.fingerprint, res.environment);
+  res.examples = o.data->size();
+  Workload w(o.model, o.mode, o.model_options, o.device, o.seed);  // for the comparison
+
+  for (int64_t batch : o.batches) {
+    PipelinePoint p;
+    p.batch = batch;
+    {
+      // `prism train`'s loader: shuffled, full batches, one worker filling the next
+      // kPrefetchDepth.
+      nn::data::DataLoader loader(*o.data, batch, /*shuffle=*/true, o.seed, /*drop_last=*/true,
+                                  /*prefetch=*/true);
+      double checksum = 0;
+      const std::function<void()> next = [&] {
+        std::optional<nn::data::Batch> b = loader.next();
+        if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
+        const Tensor& x = b->input;
+        NoGrad no_grad;
+        checksum += sum(x.dtype() == DType::f32 ? x : x.to(DType::f32)).item<double>();
+      };
+      double warm_ns = static_cast<double>(timed_call(next, Device::cpu));  // starts the worker
+      for (int i = 0; i < o.warmup; ++i)
+        warm_ns = static_cast<double>(timed_call(next, Device::cpu));
+      p.latency = latency_stats(time_calls(next, o, warm_ns));
+      loader.stop();
+      res.checksum += checksum;
+    }
+    p.batches_per_s = 1e9 / p.latency.mean;
+    p.samples_per_s = static_cast<double>(batch) * p.batches_per_s;
+
+    // The model's call on preloaded inputs, as `prism bench` times it.
+    w.set_batch(batch, o.seed + static_cast<uint64_t>(batch), o.data.get());
+    const std::function<void()> call = [&w] { w.call(); };
+    double warm_ns = static_cast<double>(timed_call(call, o.device));
+    for (int i = 0; i < o.warmup; ++i) warm_ns = static_cast<double>(timed_call(call, o.device));
+    const LatencyStats model = latency_stats(time_calls(call, o, warm_ns));
+    p.model_samples_per_s = static_cast<double>(batch) * 1e9 / model.mean;
+    res.points.push_back(p);
+  }
+  return res;
+}
+
+std::string pipeline_verdict(const PipelinePoint& p, BenchMode mode) {
+  std::string s =
+      fmt::format("batch {}: the loader delivers {:.0f} samples/s", p.batch, p.samples_per_s);
+  if (p.model_samples_per_s <= 0) return s + "\n";
+  const char* step = mode == BenchMode::train ? "the model's training step consumes"
+                                              : "the model's inference call consumes";
+  s += fmt::format("; {} {:.0f} samples/s: ", step, p.model_samples_per_s);
+  const double ratio = p.samples_per_s / p.model_samples_per_s;
+  if (ratio >= 1) {
+    s += fmt::format("the loader is {:.1f} times faster", ratio);
+    s += ratio < 2 ? ", with little to spare (a slower disk or transform would make it the limit)"
+                   : ": it does not limit the run";
+  } else {
+    s += fmt::format(
+        "the loader is {:.1f} times slower: it limits the run (prefetch more, use more workers, "
+        "or make a batch cheaper to assemble)",
+        1 / ratio);
+  }
+  return s + "\n";
+}
+
+nlohmann::ordered_json pipeline_to_json(const PipelineResult& r) {
+  using ojson = nlohmann::ordered_json;
+  const BenchOptions& o = r.options;
+  ojson points = ojson::array();
+  for (const PipelinePoint& p : r.points) {
+    points.push_back(ojson{
+        {"batch", p.batch},
+        {"batches_timed", p.latency.n},
+        {"batch_p50_ns", p.latency.p50},
+        {"batch_p99_ns", p.latency.p99},
+        {"batch_mean_ns", p.latency.mean},
+        {"batches_per_s", p.batches_per_s},
+        {"samples_per_s", p.samples_per_s},
+        {"model_samples_per_s", p.model_samples_per_s},
+        {"loader_over_model",
+         p.model_samples_per_s > 0 ? ojson(p.samples_per_s / p.model_samples_per_s) : ojson()}});
+  }
+  return ojson{{"kind", "bench --model-off"},
+               {"model", o.model},
+               {"mode", bench_mode_name(o.mode)},
+               {"data", o.data_name},
+               {"examples", r.examples},
+               {"loader",
+                {{"shuffle", true},
+                 {"drop_last", true},
+                 {"prefetch", true},
+                 {"prefetch_depth", nn::data::DataLoader::kPrefetchDepth}}},
+               {"warmup", o.warmup},
+               {"duration_s", o.duration_s},
+               {"iters", o.iters},
+               {"fingerprint", fingerprint_to_json(r.fingerprint)},
+               {"warnings", r.environment.warnings},
+               {"points", points},
+               {"checksum", r.checksum}};
 }
 
 }  // namespace prism::analysis

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/bottleneck.h"
 #include "analysis/environment.h"
 #include "analysis/latency.h"
 #include "analysis/op_class.h"
@@ -25,6 +26,7 @@
 #include "analysis/workload.h"
 #include "kernels/types.h"
 #include "nn/models/zoo.h"
+#include "profiler/counters.h"
 #include "profiler/memory.h"
 
 namespace prism::analysis {
@@ -45,6 +47,7 @@ struct BenchOptions {
   // what model_options describe. `data_name` is what reports call it.
   std::shared_ptr<const nn::data::Dataset> data;
   std::string data_name;
+  std::string data_spec;  // what `--data` was given ("spirals"), for the commands reports print
   // The server scenario (infer only): one run per rate, instead of the batch sweep.
   std::vector<double> qps;
   ServerOptions server;  // max_batch, max_wait_ms, duration_s, drain_s, seed (qps from above)
@@ -54,6 +57,9 @@ struct BenchOptions {
   int64_t resident_at_start = -1;
   bool check_environment = true;
   bool peak = true;  // look up (or measure, once) the machine's peak FLOP/s for "% of peak"
+  // Count events per op in the profiled window (profiler/counters.h: cycles, instructions,
+  // cache and branch misses where the machine allows them, page faults, context switches).
+  bool counters = false;
 };
 
 // One op row of the profiled window, per model call (calls, time and counters divided by the
@@ -62,6 +68,10 @@ struct OpPerCall {
   std::string name, phase, variant, grad_of;
   double calls = 0, self_ns = 0;
   double flops = 0, bytes = 0, allocs = 0, alloc_bytes = 0;
+  // With BenchOptions::counters: self event counts per model call (profiler::Counter order),
+  // for the counters in event_mask (the rest were not counted: 0 here, null in the JSON).
+  uint8_t event_mask = 0;
+  double events[profiler::kNumCounters] = {};
 };
 
 // The deterministic counters of one model call, exactly: every call of a warm model does the
@@ -92,6 +102,11 @@ struct BatchResult {
   double pct_peak = 0;                           // of the machine's measured FMA peak; 0 unknown
   std::array<double, kNumOpClasses> class_ns{};  // self time per call by op class
   std::vector<OpPerCall> ops;                    // the profiled window, per call, by self time
+  // With BenchOptions::counters: the event counts of one model call (all its ops), for the
+  // counters in event_mask.
+  uint8_t event_mask = 0;
+  double events[profiler::kNumCounters] = {};
+  BottleneckMap bottleneck;  // the profiled window's (analysis/bottleneck.h)
 };
 
 // One rate of the server scenario.
@@ -112,6 +127,9 @@ struct BenchResult {
   double harness_ns = 0;            // cost of timing one call (the timing loop on an empty call)
   // What the profiler adds per op record in the profiled window (never in the timed calls).
   double profiler_overhead_ns = 0;
+  // What the profiled windows counted (BenchOptions::counters), and the notice when the machine
+  // refused some events: the same for every window, so reported once.
+  profiler::CounterInfo counters;
   double machine_peak_gflops = 0;
   std::vector<BatchResult> batches;
   std::vector<ServerPoint> server;
@@ -129,6 +147,13 @@ BenchResult run_bench(const BenchOptions& options);
 // Checks the options as run_bench does, without running anything.
 void check_bench_options(const BenchOptions& options);
 
+// The tracked memory one call at `batch` needs, from a dry run on the meta device (shapes, no
+// data: milliseconds even for a model that would not fit); what run_bench refuses a batch by.
+// Building the model there also surfaces make_model's Error for an option it cannot take.
+int64_t dry_run_peak_bytes(const BenchOptions& options, int64_t batch);
+// This machine's physical memory in bytes; 0 when unknown.
+int64_t physical_memory_bytes();
+
 // The kernel variants chosen apart from the defaults, "op=variant" joined by commas, each op
 // once (a choice applies on every device that has the variant; devices that run differently
 // named variants for it share the item, "op=a/b"); "" when none.
@@ -136,5 +161,45 @@ std::string kernel_choices();
 
 // The harness's own cost per timed call, in ns: the timing loop around a call that does nothing.
 double measure_harness_ns(int64_t calls = 200'000);
+
+// The fixed cost of an op call, in ns: a 1-element float32 add with the profiler off (the front
+// end's checks, the cost formula, the kernel choice, the output's allocation, a kernel with one
+// element to do) and, with `autograd`, on an input that requires grad, so each call also makes
+// the autograd node a training step's ops make. The best of several runs of a few thousand
+// calls (other processes only ever slow a run down); each measured once per process. The
+// bottleneck map's overhead threshold is this plus the profiler's cost per record.
+double measure_dispatch_ns(bool autograd);
+
+// ---- `prism bench MODEL --model-off --data SET`: the input pipeline alone --------------------
+// The DataLoader `prism train` uses (shuffled, full batches, one prefetching worker) feeds a
+// trivial computation in place of the model, the sum of each batch's inputs (so every byte is
+// touched and read back): what the loader alone can deliver. Beside it, the model's call at the
+// same batch on preloaded inputs (what `prism bench` times), so the two rates compare.
+
+struct PipelinePoint {
+  int64_t batch = 0;
+  LatencyStats latency;      // per batch: the wait for it and its sum
+  double batches_per_s = 0;  // from the mean time per batch
+  double samples_per_s = 0;
+  double model_samples_per_s = 0;  // the model's call at this batch, preloaded inputs
+};
+
+struct PipelineResult {
+  BenchOptions options;
+  Fingerprint fingerprint;
+  Environment environment;
+  int64_t examples = 0;  // in the data set the loader serves
+  std::vector<PipelinePoint> points;
+  double checksum = 0;  // the sums of every batch, added: the computation's result
+};
+
+// Throws prism::Error when there is no data set, the server scenario is asked for, or a batch is
+// larger than the data set (a loader that drops the short last batch would have none).
+void check_pipeline_options(const BenchOptions& options);
+PipelineResult run_pipeline_bench(const BenchOptions& options);
+// The comparison a reader wants: "the loader delivers N samples/s; the model step consumes M
+// samples/s: the loader is X times faster" (or slower: then the loader limits the run).
+std::string pipeline_verdict(const PipelinePoint& p, BenchMode mode);
+nlohmann::ordered_json pipeline_to_json(const PipelineResult& r);
 
 }  // namespace prism::analysis

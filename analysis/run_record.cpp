@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "profiler/counters_json.h"
+
 namespace prism::analysis {
 
 using ojson = nlohmann::ordered_json;
@@ -53,6 +55,16 @@ ojson counters_json(const CallCounters& c) {
                {"alloc_bytes", c.alloc_bytes}};
 }
 
+// --counters: event counts per call (profiler/counters_json.h: null where not counted).
+ojson events_json(const double* v, uint8_t mask) {
+  ojson j = ojson::object();
+  for (int i = 0; i < profiler::kNumCounters; ++i) {
+    const auto c = static_cast<profiler::Counter>(i);
+    j[profiler::counter_name(c)] = mask & profiler::counter_bit(c) ? ojson(v[i]) : ojson(nullptr);
+  }
+  return j;
+}
+
 ojson ops_json(const std::vector<OpPerCall>& ops) {
   ojson a = ojson::array();
   for (const OpPerCall& o : ops) {
@@ -66,6 +78,7 @@ ojson ops_json(const std::vector<OpPerCall>& ops) {
                       {"bytes", o.bytes},
                       {"allocs", o.allocs},
                       {"alloc_bytes", o.alloc_bytes}});
+    if (o.event_mask != 0) a.back()["events"] = events_json(o.events, o.event_mask);
   }
   return a;
 }
@@ -137,8 +150,10 @@ ojson bench_to_json(const BenchResult& r) {
                             {"time_by_class_ns", cls},
                             {"ops", ops_json(b.ops)},
                             {"samples_ns", b.samples_ns}});
+    if (b.event_mask != 0) batches.back()["events"] = events_json(b.events, b.event_mask);
   }
   doc["batches"] = std::move(batches);
+  if (r.counters.enabled) doc["event_counters"] = profiler::counter_info_json<ojson>(r.counters);
   if (!r.server.empty()) {
     ojson points = ojson::array();
     for (const ServerPoint& p : r.server) {

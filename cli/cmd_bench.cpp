@@ -1,6 +1,7 @@
 // `prism bench MODEL`: the latency distribution, throughput and memory of a model's inference
-// call or training step per batch size, or a server scenario (--qps). The work is
-// analysis/model_bench.h's; this file turns flags into options and prints.
+// call or training step per batch size, or a server scenario (--qps), or the input pipeline
+// alone (--model-off). The work is analysis/model_bench.h's; this file turns flags into options
+// and prints.
 #include <cstdio>
 
 #include "analysis/bench_report.h"
@@ -20,18 +21,57 @@ int run_bench(const BenchCliOptions& o) {
   apply_kernel_flags(o.kernels);
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   check_model_name(o.model);  // before a data set is loaded
+  if (o.model_off) {
+    // The input pipeline alone: usage errors before a data set is loaded.
+    if (o.data.empty()) {
+      throw UsageError(
+          "--model-off times the input pipeline, and synthetic inputs have no pipeline to "
+          "measure: give a data set with --data (e.g. --data spirals)");
+    }
+    if (!o.qps.empty())
+      throw UsageError("--model-off: the server scenario (--qps) needs the model");
+    if (o.counters) throw UsageError("--model-off: --counters needs the model's profiled window");
+  }
   analysis::BenchOptions bo = bench_options(o);
   bo.resident_at_start = resident_at_start;
+  // --counters: event counts per op in each batch size's profiled window.
+  if (o.counters && !o.qps.empty()) {
+    throw UsageError("--counters: the server scenario (--qps) has no profiled window to count");
+  }
+  bo.counters = o.counters;
+  bo.data_spec = o.data;
   try {
     analysis::check_bench_options(bo);  // before the machine peak or the model is touched
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
 
+  if (o.model_off) {
+    try {
+      analysis::check_pipeline_options(bo);
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    const analysis::PipelineResult p = analysis::run_pipeline_bench(bo);
+    std::fputs(analysis::format_pipeline(p).c_str(), stdout);
+    if (!o.json_path.empty()) {
+      profiler::write_text_file(o.json_path, analysis::pipeline_to_json(p).dump(1) + "\n");
+      std::printf("wrote %s\n", o.json_path.c_str());
+    }
+    return 0;
+  }
+
   const analysis::BenchResult r = analysis::run_bench(bo);
   std::fputs(analysis::format_bench(r).c_str(), stdout);
   if (!o.json_path.empty()) {
-    profiler::write_text_file(o.json_path, analysis::bench_to_json(r).dump(1) + "\n");
+    nlohmann::ordered_json doc = analysis::bench_to_json(r);
+    // The bottleneck map of each batch size's profiled window (analysis/bottleneck.h).
+    nlohmann::ordered_json maps = nlohmann::ordered_json::array();
+    for (const analysis::BatchResult& b : r.batches) {
+      maps.push_back({{"batch", b.batch}, {"map", analysis::bottleneck_json(b.bottleneck)}});
+    }
+    if (!r.batches.empty()) doc["bottleneck"] = maps;
+    profiler::write_text_file(o.json_path, doc.dump(1) + "\n");
     std::printf("wrote %s\n", o.json_path.c_str());
   }
   return 0;

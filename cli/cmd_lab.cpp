@@ -94,6 +94,9 @@ int run_lab(const LabCliOptions& o) {
     // The threads run only the CPU baseline there, which is not timed.
     throw UsageError("lab --device cuda --threads: give one count, not a list");
   }
+  if (o.counters && o.device == "cuda") {
+    throw UsageError("lab --counters counts CPU events; the CUDA variants run on the GPU");
+  }
   const Device device = device_from_flag(o.device);
   check_variants(o, op, device);
   if (!o.json_path.empty()) check_writable(o.json_path, "JSON");
@@ -109,6 +112,7 @@ int run_lab(const LabCliOptions& o) {
   opts.min_sample_ms = o.min_sample_ms;
   opts.max_variant_s = o.max_seconds;
   opts.seed = o.seed;
+  opts.counters = o.counters;  // event counters over the timed samples (lab.h, 4.)
   if (!o.no_peak && device == Device::cuda) {
     // The GPU's practical roof, measured now (not cached: a GPU machine is usually lent). The
     // report labels these figures so nobody reads %peak as a fraction of the datasheet peak.
@@ -118,10 +122,12 @@ int run_lab(const LabCliOptions& o) {
     opts.peak_gflops = peaks.gemm_gflops;
     opts.peak_gbs = peaks.triad_gbps;
   } else if (!o.no_peak) {
-    // The CPU's peaks depend on the thread count: each row's %peak uses its own.
+    // The CPU's peaks depend on the thread count: each row's %peak uses its own, and its %roof
+    // the bandwidth of the cache level (or DRAM) its working set fits in at that count.
     if (const profiler::MachinePeak* peak = profiler::machine_peak(true)) {
       for (const int n : o.threads) {
-        opts.peaks_per_count.push_back({peak->peak_gflops(n), peak->peak_gbps(n)});
+        opts.peaks_per_count.push_back(
+            {peak->peak_gflops(n), peak->peak_gbps(n), peak->level_roofs(n)});
       }
       opts.peak_gflops = opts.peaks_per_count.front().gflops;
       opts.peak_gbs = opts.peaks_per_count.front().gbs;

@@ -3,9 +3,15 @@
 // (an FMA microkernel), the STREAM triad and copy bandwidths, and the ridge point; and the
 // GPU's SGEMM rate and bandwidth when one is usable.
 //
+// Then the memory levels: the same triad on working sets that stay in L1, L2 and L3, beside
+// DRAM's, each with its ridge point; the lab's %roof picks among them by working set.
+//
 // The figures are cached (profiler/machine.h says where and keyed by what); `--refresh`
-// measures again. A run with --reps, --fma-ms or --stream-mib measures with those settings and
-// is not cached, so a quick or cache-sized experiment never becomes the machine's "peak".
+// measures again, and so does a plain run when the cached figures were measured under load and
+// the machine is quiet now. A run with --reps, --fma-ms or --stream-mib measures with those
+// settings and is not cached, so a quick or cache-sized experiment never becomes the machine's
+// "peak".
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -68,6 +74,103 @@ std::string table(const prof::MachinePeak& m) {
   return prof::text::render(cols);
 }
 
+// What a level's working set may be at `threads` threads (MachinePeak::level_roofs): "48 KiB",
+// "2 x 48 KiB" for a private level on 2 cores, "480 MiB shared".
+std::string capacity_cell(const prof::MachinePeak& m, const std::string& level, int threads) {
+  if (level == "L3") return mib_or_kib(m.caches.l3) + " shared";
+  const int64_t per_core = level == "L1" ? m.caches.l1d : m.caches.l2;
+  const int cores = std::max(1, std::min(threads, m.physical_cores));
+  return cores == 1 ? mib_or_kib(per_core) : fmt::format("{} x {}", cores, mib_or_kib(per_core));
+}
+
+// One row per level and thread count: L1, L2, L3 (those measured), then DRAM (the triad above).
+std::string levels_table(const prof::MachinePeak& m) {
+  std::vector<prof::text::Column> cols = {
+      {"level", true, {}},         {"capacity", true, {}}, {"threads", false, {}},
+      {"working set", false, {}},  {"GB/s", false, {}},    {"median (range)", false, {}},
+      {"ridge FLOP/B", false, {}},
+  };
+  auto add = [&](const std::string& level, const std::string& capacity, int threads,
+                 int64_t working_set, const prof::RateStats& r) {
+    cols[0].cells.push_back(level);
+    cols[1].cells.push_back(capacity);
+    cols[2].cells.push_back(std::to_string(threads));
+    cols[3].cells.push_back(mib_or_kib(working_set));
+    cols[4].cells.push_back(fmt::format("{:.1f}", r.best));
+    cols[5].cells.push_back(spread(r));
+    const double gflops = m.peak_gflops(threads);
+    cols[6].cells.push_back(r.best > 0 ? fmt::format("{:.2f}", gflops / r.best) : "-");
+  };
+  for (const char* level : {"L1", "L2", "L3"}) {
+    for (const prof::ThreadLimits& row : m.rows) {
+      for (const prof::LevelRate& l : row.levels) {
+        if (l.level == level) {
+          add(l.level, capacity_cell(m, l.level, row.threads), row.threads, l.working_set_bytes,
+              l.gbps);
+        }
+      }
+    }
+  }
+  for (const prof::ThreadLimits& row : m.rows) {
+    add("DRAM", "-", row.threads, 3 * m.stream_array_bytes, row.triad_gbps);
+  }
+  return prof::text::render(cols);
+}
+
+bool has_levels(const prof::MachinePeak& m) {
+  for (const prof::ThreadLimits& row : m.rows) {
+    if (!row.levels.empty()) return true;
+  }
+  return false;
+}
+
+// Whether a level's set was capped below half its capacity (small --stream-mib arrays: the set
+// must stay below DRAM's), so that it may not fill the level it is named after.
+bool capped_levels(const prof::MachinePeak& m) {
+  for (const prof::ThreadLimits& row : m.rows) {
+    for (const prof::LevelRate& l : row.levels) {
+      const bool shared = l.level == "L3";
+      const int64_t capacity = l.level == "L1"   ? m.caches.l1d
+                               : l.level == "L2" ? m.caches.l2
+                                                 : m.caches.l3;
+      const int64_t full = prof::level_working_set_bytes(capacity, !shared, row.threads,
+                                                         m.physical_cores, m.caches.l2);
+      // (The arrays round down to whole doubles: a few bytes short is not a cap.)
+      if (l.working_set_bytes + 64 * row.threads < full) return true;
+    }
+  }
+  return false;
+}
+
+// A cache level whose triad is hardly faster than the next level's (or DRAM's): its working set
+// did not stay in it. One note per level, at the first thread count where it happens.
+std::string level_warnings(const prof::MachinePeak& m) {
+  constexpr double kClearlyFaster = 1.25;
+  std::string out;
+  std::vector<std::string> noted;
+  for (const prof::ThreadLimits& row : m.rows) {
+    for (size_t i = 0; i < row.levels.size(); ++i) {
+      const prof::LevelRate& l = row.levels[i];
+      const bool last = i + 1 == row.levels.size();
+      const std::string outer = last ? "DRAM" : row.levels[i + 1].level;
+      const double outer_gbps = last ? row.triad_gbps.best : row.levels[i + 1].gbps.best;
+      if (l.gbps.best > kClearlyFaster * outer_gbps ||
+          std::find(noted.begin(), noted.end(), l.level) != noted.end()) {
+        continue;
+      }
+      noted.push_back(l.level);
+      out += fmt::format(
+          "note: {0}'s triad ({1:.1f} GB/s) is within 25% of {2}'s ({3:.1f}) at {4} thread{5}: "
+          "its {6} set did not\n  stay in {0}. The size the system reports may be more than this "
+          "process gets (a virtual\n  machine may see its host's whole L3); working sets the lab "
+          "maps to {0} then get a roof near {2}'s.\n",
+          l.level, l.gbps.best, outer, outer_gbps, row.threads, row.threads == 1 ? "" : "s",
+          mib_or_kib(l.working_set_bytes));
+    }
+  }
+  return out;
+}
+
 void print(const prof::MachinePeak& m, const std::string& source) {
   std::string out;
   out +=
@@ -95,18 +198,41 @@ void print(const prof::MachinePeak& m, const std::string& source) {
       "ridge: peak GFLOP/s / triad GB/s. A kernel doing fewer FLOPs per byte moved is memory "
       "bound.\n",
       reps);
-  if (m.load_avg >= prof::kBusyLoad) {
+  const bool under_load = m.load_avg >= prof::kBusyLoad;
+  const char* kUnderLoad =
+      "measured under load; run `prism machine --refresh` when the machine is quiet";
+  if (under_load) {
     out += fmt::format(
-        "note: the load average was {:.2f} when measuring. Rates are timed on each thread's own "
-        "CPU time,\n  so the FLOP/s hold up, but other processes may have used memory bandwidth: "
-        "`prism machine\n  --refresh` on a quiet machine measures again.\n",
-        m.load_avg);
+        "note: {}\n  (load average {:.2f}). Rates are timed on each thread's own CPU time, so "
+        "the FLOP/s hold up,\n  but other processes may have used memory bandwidth. A plain "
+        "`prism machine` measures again\n  by itself once the load average is below {:.0f}.\n",
+        kUnderLoad, m.load_avg, prof::kBusyLoad);
   }
   if (m.stream_array_bytes < 4 * m.caches.l3) {
     out += fmt::format(
         "note: the STREAM arrays are smaller than 4 x L3 ({}): the bandwidth includes cache "
         "hits.\n",
         mib_or_kib(4 * m.caches.l3));
+  }
+  if (has_levels(m)) {
+    out += fmt::format("\nmemory levels{}:\n", under_load ? fmt::format(" ({})", kUnderLoad) : "");
+    out += levels_table(m);
+    out +=
+        "\nread: a working set up to a level's capacity (per core x the cores in use for L1 and "
+        "L2, "
+        "the whole L3)\n  is served at about that level's GB/s; the lab's %roof names the level "
+        "an op's bytes fit in and uses\n  its GB/s. Each figure is the triad on a set of half "
+        "the level's capacity (the L3's at most 4 x the L2s'),\n  so the set stays there; DRAM's "
+        "is the STREAM triad above. "
+        "ridge: peak GFLOP/s / the level's GB/s.\n";
+    out += level_warnings(m);
+    if (capped_levels(m)) {
+      out +=
+          "note: some sets are smaller than half their level (capped at half the STREAM arrays' "
+          "set, --stream-mib):\n  those figures may include the faster level above.\n";
+    }
+  } else {
+    out += "\nmemory levels: cache sizes unknown, so only DRAM's roof is known.\n";
   }
   std::fputs(out.c_str(), stdout);
 }
@@ -169,10 +295,21 @@ int run_machine(const MachineOptions& o) {
   } else {
     const std::string where = cache.empty() ? "no cache: set PRISM_MACHINE_CACHE or HOME" : cache;
     const auto cached = prof::read_machine_cache(cache, prof::describe_machine().key);
-    if (o.refresh || !cached || static_cast<int>(cached->rows.size()) < measure.max_threads) {
+    // One reading of the load for the message and the decision, so they agree.
+    const double load_now = prof::load_average_now();
+    const bool quiet_again = !o.refresh && cached &&
+                             static_cast<int>(cached->rows.size()) >= measure.max_threads &&
+                             prof::remeasure_when_quiet(cached->load_avg, load_now);
+    if (quiet_again) {
+      std::fprintf(stderr,
+                   "the cached figures were measured under load (load average %.2f) and the "
+                   "machine is quiet now (%.2f): measuring again...\n",
+                   cached->load_avg, load_now);
+    } else if (o.refresh || !cached ||
+               static_cast<int>(cached->rows.size()) < measure.max_threads) {
       std::fprintf(stderr, "measuring (a few seconds; run on a quiet machine)...\n");
     }
-    prof::MachineLookup lookup = prof::load_or_measure(cache, measure, o.refresh);
+    prof::MachineLookup lookup = prof::load_or_measure(cache, measure, o.refresh, load_now);
     for (const std::string& w : lookup.warnings) {
       std::fprintf(stderr, "prism: warning: %s\n", w.c_str());
     }
@@ -182,6 +319,11 @@ int run_machine(const MachineOptions& o) {
     } else {
       source = lookup.saved ? fmt::format("measured now, cached in {}", where)
                             : std::string("measured now, not cached");
+      if (lookup.remeasured_quiet) {
+        source += fmt::format(
+            "; the cached figures were measured under load ({:.2f}) and the machine is quiet now",
+            lookup.cached_load);
+      }
     }
   }
   // A cached entry can cover more thread counts than were asked for: show the ones asked.

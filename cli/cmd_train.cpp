@@ -85,7 +85,8 @@ int run_train(const TrainOptions& o) {
   if (o.threads > 0) set_threads(o.threads);
   load_kernel_env();
   apply_kernel_flags(o.kernels);
-  const bool profiling = o.profile || !o.trace_path.empty() || !o.json_path.empty();
+  // --counters counts events per op in the profile, so it profiles too.
+  const bool profiling = o.profile || o.counters || !o.trace_path.empty() || !o.json_path.empty();
   check_outputs(o);
   TrainRun run = set_up(o);
   StepLog log = run_steps(o, run, profiling);

@@ -65,6 +65,7 @@ struct TrainOptions {
   std::string save_path;
   std::string load_path;
   bool allow_non_finite = false;  // --load/--save accept NaN/Inf weights
+  bool counters = false;          // --counters: hardware counters per op in the profile
   int rows = 30;
 };
 int run_train(const TrainOptions& opts);
@@ -103,6 +104,7 @@ struct LabCliOptions {
   uint64_t seed = 1;
   bool no_peak = false;        // do not look up (or measure) the machine's peaks
   std::string device = "cpu";  // cpu | cuda (the CUDA variants, checked against the CPU kernel)
+  bool counters = false;       // --counters: hardware counters per variant
   std::string json_path;
 };
 int run_lab(const LabCliOptions& opts);
@@ -127,9 +129,48 @@ struct BenchCliOptions {
   double max_wait_ms = 2;
   double slo_ms = 0;
   bool no_peak = false;
+  bool counters = false;   // --counters: hardware counters per op in the profiled window
+  bool model_off = false;  // --model-off: the input pipeline alone, the model replaced
   std::string json_path;
 };
 int run_bench(const BenchCliOptions& opts);
+
+// `prism models A B ...`: architectures compared on one machine, each model's training step and
+// inference call timed interleaved with the others (cmd_models.cpp).
+struct ModelsOptions {
+  std::vector<std::string> models;  // at least one zoo model
+  std::string match;                // "" | params | flops: scale widths to the first model's
+  int64_t batch = 32;
+  int threads = 0;
+  int rounds = 3;         // interleaved rounds (each model once per round, per mode)
+  double duration_s = 1;  // seconds of timed calls per model, mode and round
+  uint64_t seed = 42;
+  int64_t block_size = 0;  // transformers: context length (0: the model's)
+  bool no_peak = false;
+  std::string json_path;
+};
+int run_models(const ModelsOptions& opts);
+
+// `prism sweep MODEL --vary NAME=V1,V2,...`: time, throughput, FLOPs and memory as one size
+// grows, a power-law fit, its knees, and a prediction checked by measuring (cmd_sweep.cpp).
+struct SweepOptions {
+  std::string model;
+  std::string mode = "train";  // infer | train
+  std::string vary;            // "batch=1,2,4,8": batch, seq, width, depth or threads
+  int64_t batch = 0;           // the batch when another size varies (0: the model's default)
+  int threads = 0;
+  int warmup = 3;
+  double duration_s = 1;  // seconds of timed calls per point
+  int64_t predict = 0;    // > 0: predict time and memory at this size
+  bool check = false;     // with --predict: measure it and print the error
+  uint64_t seed = 42;
+  int64_t image_size = 0;
+  int64_t block_size = 0;  // transformers: context length when seq does not vary
+  std::vector<std::string> kernels;
+  bool no_peak = false;
+  std::string json_path;
+};
+int run_sweep(const SweepOptions& opts);
 
 // `prism compare`: two result files, or a model run both ways, interleaved (cmd_compare.cpp).
 struct CompareOptions {

@@ -11,6 +11,8 @@
 //   prism lab OP [...]         validate and time every kernel variant of an op
 //   prism bench MODEL [...]    latency, throughput and memory per batch size; a server scenario
 //   prism compare A B | MODEL  baseline against candidate, with statistics and a decision
+//   prism models A B ...       architectures side by side: costs, speed, where the time goes
+//   prism sweep MODEL --vary   how time and memory grow with one size; a fitted power law
 //   prism gate BASE CAND       a regression gate for CI (or --baselines DIR: the self-gate)
 //   prism check NAME           build and run an exercise's checker on the learner's file
 //   prism course               the modules, the exercises, the learner's progress, what is next
@@ -62,6 +64,10 @@ int run(int argc, char** argv) {
       return prism::cli::run_bench(cl.bench);
     case Command::compare:
       return prism::cli::run_compare(cl.compare);
+    case Command::models:
+      return prism::cli::run_models(cl.models);
+    case Command::sweep:
+      return prism::cli::run_sweep(cl.sweep);
     case Command::gate:
       return prism::cli::run_gate(cl.gate);
     case Command::check:

@@ -189,6 +189,10 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_option("--load", o.load_path, "start from saved weights (safetensors)")
       ->type_name("FILE")
       ->check(file_name());
+  cmd.add_flag("--counters", o.counters,
+               "hardware counters per op (cycles, instructions, cache and branch misses) in the "
+               "profile, where the machine allows them, on the calling thread only (not OpenMP "
+               "workers: --threads 1 for exact figures; implies --profile)");
   cmd.add_flag("--allow-non-finite", o.allow_non_finite,
                "let --load and --save accept weights holding NaN or Inf (to inspect a diverged "
                "run; training still stops at the first non-finite loss or gradient)");
@@ -245,6 +249,9 @@ void add_lab_options(CLI::App& cmd, LabCliOptions& o) {
                  "(needs a GPU; with --list, shows the CUDA variants)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  cmd.add_flag("--counters", o.counters,
+               "hardware counters per variant (cycles, instructions, cache and branch misses), "
+               "where the machine allows them, on the calling thread only (not OpenMP workers)");
   cmd.add_option("--json", o.json_path, "write one row per variant and size as JSON")
       ->type_name("FILE")
       ->check(file_name());
@@ -334,6 +341,85 @@ void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--slo-ms", o.slo_ms, "server: report where the p99 latency crosses this")
       ->check(positive_number(1e9));
+  cmd.add_flag("--counters", o.counters,
+               "hardware counters per op in the profiled window (cycles, instructions, cache "
+               "and branch misses), where the machine allows them, on the calling thread only "
+               "(not OpenMP workers)");
+  cmd.add_flag("--model-off", o.model_off,
+               "time the input pipeline alone (needs --data): the model is replaced by a "
+               "trivial computation, so the data loader's own rate shows");
+}
+
+void add_models_options(CLI::App& cmd, ModelsOptions& o) {
+  cmd.add_option("models", o.models, "zoo models to compare, e.g. mlp cnn transformer")
+      ->required()
+      ->expected(1, 16);
+  cmd.add_option("--match", o.match,
+                 "scale the models' widths to the first model's parameter count (params) or "
+                 "forward FLOPs per sample (flops)")
+      ->check(CLI::IsMember({"params", "flops"}));
+  cmd.add_option("--batch", o.batch, "batch size for every model")
+      ->check(whole_number(1, 1'000'000))
+      ->capture_default_str();
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--rounds", o.rounds,
+                 "interleaved rounds (every model once per mode a round, the order rotated)")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--duration", o.duration_s, "seconds of timed calls per model, mode and round")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
+  cmd.add_option("--json", o.json_path, "also write the comparison as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
+}
+
+void add_sweep_options(CLI::App& cmd, SweepOptions& o) {
+  cmd.add_option("model", o.model, "model: mlp, cnn, transformer, resnet18, ...")->required();
+  cmd.add_option("--vary", o.vary,
+                 "the size to vary and its values: batch=1,2,4,... (also seq= for transformers, "
+                 "width=, depth=, threads=)")
+      ->type_name("NAME=V1,V2,...")
+      ->required();
+  cmd.add_option("--mode", o.mode, "infer (forward, eval mode, no grad) or train (full steps)")
+      ->check(CLI::IsMember({"infer", "train"}))
+      ->capture_default_str();
+  cmd.add_option("--batch", o.batch, "batch size when another size varies (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--warmup", o.warmup, "warm calls before timing each point")
+      ->check(whole_number(0, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--duration", o.duration_s,
+                 "seconds of timed calls per point, split over two passes (up, then down)")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--predict", o.predict, "predict time and memory at this size from the fit")
+      ->check(whole_number(1, 1'000'000'000));
+  cmd.add_flag("--check", o.check, "with --predict: measure that size too and print the error");
+  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cmd.add_option("--image-size", o.image_size,
+                 "image models: square input size (default the model's)")
+      ->check(whole_number(1, 4096));
+  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);
+  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
+  cmd.add_option("--json", o.json_path, "also write the points and the fit as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
 }
 
 void add_compare_options(CLI::App& cmd, CompareOptions& o) {
@@ -425,7 +511,7 @@ std::string unexpected_message(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
   return fmt::format(
       "unknown command '{}' (commands: bench, check, compare, course, demo, gate, lab, machine, "
-      "ops, summary, train)",
+      "models, ops, summary, sweep, train)",
       arg);
 }
 
@@ -460,6 +546,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App* compare = app.add_subcommand(
       "compare", "baseline against candidate: report, statistics and a decision");
   add_compare_options(*compare, result.compare);
+  CLI::App* models = app.add_subcommand(
+      "models", "architectures side by side: costs, speed and where the time goes, interleaved");
+  add_models_options(*models, result.models);
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "how time and memory grow with one size (batch, seq, width, depth, threads)");
+  add_sweep_options(*sweep, result.sweep);
   CLI::App* gate = app.add_subcommand(
       "gate", "a regression gate: exit 1 when a threshold breaks (or check the baselines)");
   add_gate_options(*gate, result.gate);
@@ -510,6 +602,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.command = Command::bench;
   } else if (compare->parsed()) {
     result.command = Command::compare;
+  } else if (models->parsed()) {
+    result.command = Command::models;
+  } else if (sweep->parsed()) {
+    result.command = Command::sweep;
   } else if (gate->parsed()) {
     result.command = Command::gate;
   } else if (check->parsed()) {

@@ -21,6 +21,8 @@ enum class Command {
   lab,
   bench,
   compare,
+  models,
+  sweep,
   gate,
   check,
   course
@@ -42,6 +44,8 @@ struct CommandLine {
   LabCliOptions lab;
   BenchCliOptions bench;
   CompareOptions compare;
+  ModelsOptions models;
+  SweepOptions sweep;
   GateCliOptions gate;
   CheckOptions check;
   CourseOptions course;

@@ -1,5 +1,6 @@
 // What `prism train` prints and writes once the steps are done: the step times, the held-out
-// evaluation, a text sample, and the profiled window (op table, module tree, trace, JSON).
+// evaluation, a text sample, and the profiled window (op table, bottleneck map, module tree,
+// trace, JSON).
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -7,12 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/bottleneck.h"
 #include "analysis/environment.h"
+#include "analysis/model_bench.h"
 #include "analysis/run_record.h"
 #include "cli/train_run.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/opinfo/op_info.h"
 #include "nn/data/loader.h"
 #include "nn/models/gpt.h"
+#include "profiler/machine.h"
 #include "profiler/memory.h"
 #include "profiler/reports.h"
 #include "tensor/autograd/grad_mode.h"
@@ -120,6 +125,38 @@ nlohmann::ordered_json train_json(const TrainOptions& o, const TrainRun& run, co
                                    : nlohmann::ordered_json()}};
 }
 
+// The bottleneck map of the profiled window (analysis/bottleneck.h). The machine's figures come
+// from `prism machine`'s cache only: measuring them takes seconds a training run should not
+// spend unasked, so without the cache the map classes ops by overhead alone and says why.
+analysis::BottleneckMap bottleneck_map(const TrainOptions& o, const TrainRun& run,
+                                       const StepLog& log) {
+  const bool cuda = run.device == Device::cuda;
+  analysis::BottleneckSettings s;
+  if (cuda) {
+    s.no_peaks_reason = "the map has the CPU's roofs only";
+  } else if (const profiler::MachinePeak* m = profiler::machine_peak(false)) {
+    s.peaks = analysis::peaks_of(*m);
+  } else {
+    s.no_peaks_reason = "none cached: `prism machine` measures and caches them";
+  }
+  s.dispatch_ns = analysis::measure_dispatch_ns(true);  // the session has stopped: nothing recorded
+  const profiler::MemoryStats mem = profiler::memory_stats(cuda ? 1 : 0);
+  s.tracked_peak_bytes = mem.peak_bytes;
+  s.activation_peak_bytes = mem.peak_by_role[static_cast<size_t>(profiler::MemRole::activation)];
+  s.memory_budget_bytes =
+      cuda ? kernels::gpu::device_info().total_bytes : analysis::physical_memory_bytes();
+  s.lever.model = o.model;
+  s.lever.mode = "train";
+  s.lever.batch = run.batch;
+  s.lever.threads = max_threads();
+  // The data set as --data names it: the flag, or the built-in default's name (its first word).
+  s.lever.data = o.data.empty() ? run.data.name.substr(0, run.data.name.find(' ')) : o.data;
+  if (s.lever.data.find(' ') != std::string::npos) s.lever.data = "'" + s.lever.data + "'";
+  for (const opinfo::OpInfo& op : opinfo::op_infos()) s.lever.lab_ops.push_back(op.op);
+  const double steps = static_cast<double>(std::max<int64_t>(log.window_end - log.window_begin, 1));
+  return analysis::map_bottlenecks(analysis::window_load(log.profile, steps), s);
+}
+
 }  // namespace
 
 Evaluation report_evaluation(const TrainOptions& o, TrainRun& run, const StepLog& log) {
@@ -157,6 +194,8 @@ void report_profile(const TrainOptions& o, const TrainRun& run, StepLog& log,
   profiler::TableOptions table;
   table.max_rows = o.rows;
   std::fputs(profiler::format_table(profile, table).c_str(), stdout);
+  const analysis::BottleneckMap map = bottleneck_map(o, run, log);
+  std::fputs(("\n" + analysis::format_bottleneck(map)).c_str(), stdout);
   std::fputs("\n", stdout);
   std::fputs(profiler::format_tree(profile, tree_options(*run.model)).c_str(), stdout);
   if (!o.trace_path.empty()) {
@@ -168,6 +207,7 @@ void report_profile(const TrainOptions& o, const TrainRun& run, StepLog& log,
   if (!o.json_path.empty()) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(profiler::profile_json(profile));
     j["train"] = train_json(o, run, log, ev);
+    j["bottleneck"] = analysis::bottleneck_json(map);
     profiler::write_text_file(o.json_path, j.dump(2) + "\n");
     std::printf("wrote %s\n", o.json_path.c_str());
   }

@@ -120,7 +120,11 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
   log.step_ms.reserve(static_cast<size_t>(steps));
   Progress progress(steps);
   for (int64_t step = 0; step < steps; ++step) {
-    if (profiling && step == log.window_begin) log.session = std::make_unique<profiler::Session>();
+    if (profiling && step == log.window_begin) {
+      profiler::SessionOptions so;
+      so.counters = o.counters;  // on this thread, which runs every op of the step
+      log.session = std::make_unique<profiler::Session>(so);
+    }
     std::optional<nn::data::Batch> b = loader.next();
     if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
     const int64_t t0 = profiler::now_ns();

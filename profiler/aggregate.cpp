@@ -4,7 +4,8 @@
 // matmul and add should not be blamed for their time twice. A record's time is subtracted from
 // its nearest enclosing *op*, looking through scope records in between (op > scope > op is rare,
 // but the inner op's time still belongs to the inner op). Summing self time over all ops then
-// counts every nanosecond spent inside ops exactly once.
+// counts every nanosecond spent inside ops exactly once. Event counts (counters.h) follow the
+// same rule, so a composite op is not charged for its children's cache misses either.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -47,9 +48,33 @@ std::vector<int64_t> self_times(const std::vector<OpRecord>& records) {
 
 }  // namespace
 
+std::vector<CounterValues> record_self_counters(const std::vector<OpRecord>& records) {
+  std::vector<CounterValues> self(records.size());
+  bool any = false;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].kind != Kind::op) continue;
+    self[i] = records[i].counters;
+    any = any || self[i].any();
+  }
+  if (!any) return self;
+  // As with time: an op's inclusive counts minus those of the ops directly inside it. A count
+  // can come out slightly negative (a child's two reads bracket a little more than the parent
+  // saw of it); the clamp keeps reports from showing a negative number of misses.
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].kind != Kind::op || !records[i].counters.any()) continue;
+    const int32_t p = enclosing_op(records, i);
+    if (p >= 0) subtract_counts(self[static_cast<size_t>(p)], records[i].counters);
+  }
+  for (CounterValues& c : self) {
+    for (int64_t& v : c.value) v = std::max<int64_t>(v, 0);
+  }
+  return self;
+}
+
 std::vector<OpRow> aggregate_ops(const Profile& p) {
   const std::vector<OpRecord>& records = p.recording.records;
   const std::vector<int64_t> self = self_times(records);
+  const std::vector<CounterValues> self_counts = record_self_counters(records);
 
   // Labels are compared by content, not pointer: the same literal may live at two addresses
   // in two translation units.
@@ -81,6 +106,10 @@ std::vector<OpRow> aggregate_ops(const Profile& p) {
     row.alloc_bytes += r.alloc_bytes;
     row.threads_min = row.calls == 1 ? r.threads : std::min(row.threads_min, r.threads);
     row.threads_max = std::max(row.threads_max, r.threads);
+    if (self_counts[i].any()) {
+      add_counts(row.counters, self_counts[i]);
+      row.counted_calls += 1;
+    }
   }
 
   // Largest self time first; ties broken by name so the order is reproducible.

@@ -28,6 +28,10 @@ struct OpRow {
   // for one that goes parallel only on its larger calls (kernels/cpu/parallel.h).
   int32_t threads_min = 0;
   int32_t threads_max = 0;
+  // Event counts (counters.h), self like self_ns (nested ops' counts subtracted), summed over
+  // the `counted_calls` calls that were counted (those of the session's thread).
+  CounterValues counters;
+  int64_t counted_calls = 0;
 };
 
 // Rows for Kind::op records, sorted by self time, largest first.
@@ -38,6 +42,11 @@ int64_t total_op_self_ns(const Profile& p);
 
 // Self time of every record, in record order (0 for scope records).
 std::vector<int64_t> record_self_times(const Profile& p);
+
+// Self event counts of every record, in record order: each op's counts minus those of the ops
+// nested directly inside it (through scopes), as self time is computed. Empty for scopes and
+// for records that were not counted.
+std::vector<CounterValues> record_self_counters(const std::vector<OpRecord>& records);
 
 // One node of the scope tree (a module, or a user scope such as "data"), with everything done
 // in its subtree: its own ops and those of its children. Backward ops count for the module

@@ -9,6 +9,25 @@
 // (STREAM's convention: the write-allocate read of a, which a normal store also causes, is real
 // traffic that is not counted, so the memory bus moves up to 4/3 of the triad figure).
 //
+// Cache levels. The same triad runs on a working set sized to stay in L1, in L2 and in L3: half
+// of the level's capacity, shared out over the threads (per core x the cores in use for the
+// private L1 and L2, the whole L3 for the shared one). Half, because a set the size of the
+// level does not stay in it: the stack, the page tables and the cache's limited associativity
+// (a line can go only to one of 8 to 16 ways of its set) evict some of it, and an inclusive
+// L3 also keeps a copy of what the levels above hold; while half of a level is still far larger
+// than the level above it (L2/2 >> L1), so the set does not sit one level higher. The shared L3
+// is the exception: its set is at most 4 times what the private L2s of all cores hold, past
+// them but far below what the system says the L3 is. A server's L3 is shared with every other
+// process and, on a virtual machine, reported whole though the host's other tenants use most of
+// it: on the 2-vCPU VM of docs/PERFORMANCE.md (a 480 MiB L3 reported), a 240 MiB set measured
+// DRAM's 14.5 GB/s while the lab's relu moved 28 GB/s at 8 and 33 MB. (When even that set
+// spills, its figure comes out near DRAM's and `prism machine` notes it.) Each thread repeats the
+// triad over its own share enough times to run level_seconds, and the rate counts 24 bytes per
+// element per pass, as STREAM does: within L1 that is the traffic exactly (two loads and a store, a
+// store hit needs no read), beyond it the write-allocate read of a from the next level is not
+// counted. The triad rather than a read-only sum, because the lab's ops read and write, as the
+// triad does, and one kernel for every level (DRAM included) makes their figures comparable.
+//
 // Each rate is work over the CPU time of the threads that did it (CLOCK_THREAD_CPUTIME_ID),
 // summed over threads: on a machine shared with other processes the wall time includes the
 // slices the scheduler gave to them, and a wall-clock figure can come out 5x low, while the
@@ -40,12 +59,22 @@ struct RateStats {
   int reps = 0;
 };
 
+// A cache level's triad bandwidth at one thread count.
+struct LevelRate {
+  std::string level;              // "L1", "L2" or "L3"
+  int64_t working_set_bytes = 0;  // the 3 arrays, all threads together
+  RateStats gbps;                 // a = b + s c on them, 24 bytes per element per pass, GB/s
+};
+
 // The limits measured with `threads` OpenMP threads.
 struct ThreadLimits {
   int threads = 0;
   RateStats fma_gflops;  // float32 FMA throughput, GFLOP/s
-  RateStats triad_gbps;  // a = b + s c, 3 arrays counted, GB/s (1e9 bytes)
+  RateStats triad_gbps;  // a = b + s c, 3 arrays counted, GB/s (1e9 bytes); arrays beyond L3
   RateStats copy_gbps;   // a = b, 2 arrays counted, GB/s
+  // The same triad on sets that stay in each cache level, innermost first; only the levels
+  // whose size is known (CacheSizes).
+  std::vector<LevelRate> levels = {};
 };
 
 // Data cache sizes in bytes; 0 = unknown. l3 is the last-level cache (shared by its cores).
@@ -57,6 +86,26 @@ struct CacheSizes {
 
 // A load average at or above this when measuring: other processes kept about a core busy.
 inline constexpr double kBusyLoad = 1.0;
+
+// The memory level a working set is served from and that level's measured bandwidth, GB/s.
+struct Roof {
+  std::string level;  // "L1", "L2", "L3" or "DRAM"
+  double gbps = 0;
+};
+
+// A cache level as a roof at one thread count: working sets of up to `capacity_bytes` fit in it.
+struct LevelRoof {
+  std::string level;  // "L1", "L2" or "L3"
+  double capacity_bytes = 0;
+  double gbps = 0;
+};
+
+// How a working set maps to a level: the first of `levels` (innermost first) whose capacity
+// holds it, else {"DRAM", dram_gbps}. A set exactly the size of a level counts as fitting: the
+// lab's working sets are each input read once and the output written once, nothing else, and
+// a set just past a boundary is still partly served by the faster level, so near a boundary
+// either roof is approximate. Levels with no capacity or no bandwidth are skipped.
+Roof roof_among(const std::vector<LevelRoof>& levels, double working_set_bytes, double dram_gbps);
 
 struct MachinePeak {
   // What the figures belong to (describe_machine()).
@@ -88,7 +137,38 @@ struct MachinePeak {
   // Ridge point of the roofline at `threads` threads: peak_gflops / peak_gbps, FLOP per byte.
   // A kernel doing fewer FLOPs per byte moved is memory bound. 0 when unknown.
   double ridge_flop_per_byte(int threads) const;
+
+  // The cache levels as roofs at `threads` threads (the row peak_gbps uses), innermost first.
+  // Capacity: L1 and L2 are private to a core, so threads on distinct cores have
+  // per-core size x min(threads, physical_cores) between them (two threads on one core's
+  // hyperthreads share it); the L3 is shared, its whole size at any count. Empty when no level
+  // was measured.
+  std::vector<LevelRoof> level_roofs(int threads) const;
+  // The memory level a working set of `bytes` fits in at `threads` threads, and its measured
+  // bandwidth: "L1", "L2", "L3" or "DRAM"; {"DRAM", peak_gbps(threads)} when levels are unknown.
+  // roof_among(level_roofs(threads), bytes, peak_gbps(threads)).
+  Roof roof_for(int threads, double working_set_bytes) const;
+  // The ridge point against that level's roof: peak_gflops / roof_for(...).gbps. 0 if unknown.
+  double ridge_flop_per_byte(int threads, double working_set_bytes) const;
 };
+
+// The working set the cache-level triad uses for a level of `capacity` bytes at `threads`
+// threads (see the top of this file): half the capacity the threads have between them,
+// private_level ? capacity x min(threads, physical_cores) : capacity; a shared level's at most
+// 4 x l2_per_core x physical_cores when l2_per_core is known (> 0). Capped at 1 GiB; and
+// measure_machine caps it at half the STREAM arrays' 3 x stream_array_bytes, so DRAM's set is
+// always the largest (a quick run with small arrays then measures a capped, mislabelled set:
+// LevelRate::working_set_bytes records what was used).
+int64_t level_working_set_bytes(int64_t capacity, bool private_level, int threads,
+                                int physical_cores, int64_t l2_per_core = 0);
+
+// Whether a cached measurement taken at load average `cached_load` should be measured again now
+// that the load average is `load_now` (-1: unknown): when it was taken under load
+// (>= kBusyLoad) and the machine is quiet now (known and below kBusyLoad). A busy machine now
+// keeps the cached figures: measuring again would not give better ones.
+bool remeasure_when_quiet(double cached_load, double load_now);
+// The 1-minute load average now; -1 when unknown.
+double load_average_now();
 
 // ---- describing the machine (machine_info.cpp) -----------------------------------------------
 
@@ -131,8 +211,10 @@ class StreamArrays {
   int64_t elements() const { return n_; }
   // Each thread runs over its own contiguous share; the checksum adds the first and the last
   // element of a in every share.
-  KernelRun triad(int threads);  // a = b + 3 c; work = 3 * n * 8 bytes
-  KernelRun copy(int threads);   // a = b;       work = 2 * n * 8 bytes
+  // a = b + 3 c, repeated `passes` times by each thread over its share before it stops its
+  // clock (a share that fits in a cache stays there between passes); work = passes * 3 * n * 8.
+  KernelRun triad(int threads, int64_t passes = 1);
+  KernelRun copy(int threads);  // a = b; work = 2 * n * 8 bytes
 
  private:
   int64_t n_;
@@ -146,10 +228,12 @@ struct MeasureOptions {
   int repetitions = 9;             // of each figure per thread count (>= 1)
   double fma_seconds = 0.05;       // target length of one FMA repetition
   int64_t stream_array_bytes = 0;  // 0 = default_stream_array_bytes(caches)
+  double level_seconds = 0.005;    // target length of one repetition of a cache-level triad
 };
 
 // describe_machine() plus a row for every thread count from 1 to max_threads. Takes about
-// max_threads * repetitions * (fma_seconds + 3 STREAM passes) of CPU time. Rates use
+// max_threads * repetitions * (fma_seconds + 3 STREAM passes + 3 level_seconds) of CPU time,
+// plus writing the private levels' sets at each thread count and the L3's once. Rates use
 // KernelRun::thread_rate while threads <= logical CPUs (a shared machine then still gives the
 // cores' figures), wall_rate beyond (threads that must share cores). A bad option throws
 // std::invalid_argument.
@@ -178,20 +262,27 @@ void write_machine_cache(const std::string& path, const MachinePeak& m);
 
 struct MachineLookup {
   MachinePeak peak;
-  bool from_cache = false;            // read from the cache file
-  bool saved = false;                 // measured now and written to the cache file
+  bool from_cache = false;  // read from the cache file
+  bool saved = false;       // measured now and written to the cache file
+  // Measured again because the cached entry was taken under load and the machine is quiet now
+  // (remeasure_when_quiet); cached_load is that entry's load average.
+  bool remeasured_quiet = false;
+  double cached_load = -1;
   std::vector<std::string> warnings;  // a corrupt cache file, a cache that cannot be written
 };
 
-// The cached entry for this build if it covers opts.max_threads and `refresh` is false; else
-// measures and stores the result (when `cache_path` is not ""). Never throws over the cache
-// file: problems with it become warnings.
+// The cached entry for this build if it covers opts.max_threads, `refresh` is false and
+// remeasure_when_quiet(its load, load_now) is false; else measures and stores the result (when
+// `cache_path` is not ""). load_now: the load average to judge by, nullopt = load_average_now().
+// Never throws over the cache file: problems with it become warnings.
 MachineLookup load_or_measure(const std::string& cache_path, const MeasureOptions& opts,
-                              bool refresh);
+                              bool refresh, std::optional<double> load_now = std::nullopt);
 
 // The process-wide figures for the lab: read once from the default cache, measured (and
-// cached) only if `allow_measure`. nullptr when unknown and measuring is not allowed. Warnings
-// go to stderr as "prism: warning: ...". Thread-safe; the first call may take seconds.
+// cached) only if `allow_measure`, which also measures again a cached entry taken under load
+// when the machine is quiet now (remeasure_when_quiet). nullptr when unknown and measuring is not
+// allowed. Warnings go to stderr as "prism: warning: ...". Thread-safe; the first call may take
+// seconds.
 const MachinePeak* machine_peak(bool allow_measure);
 
 // The wall-clock time now, in UTC, as ISO 8601 ("2026-11-25T17:03:00Z"): when a figure was

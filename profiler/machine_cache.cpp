@@ -10,9 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,13 +44,23 @@ RateStats rate_from(const json& j) {
   return r;
 }
 
+// The cache levels in the order measure_machine measures them: a row's "levels" must follow it.
+constexpr const char* kLevelNames[] = {"L1", "L2", "L3"};
+
 json entry_json(const MachinePeak& m) {
   json rows = json::array();
   for (const ThreadLimits& t : m.rows) {
+    json levels = json::array();
+    for (const LevelRate& l : t.levels) {
+      levels.push_back(json{{"level", l.level},
+                            {"working_set_bytes", l.working_set_bytes},
+                            {"gbps", rate_json(l.gbps)}});
+    }
     rows.push_back(json{{"threads", t.threads},
                         {"fma_gflops", rate_json(t.fma_gflops)},
                         {"triad_gbps", rate_json(t.triad_gbps)},
-                        {"copy_gbps", rate_json(t.copy_gbps)}});
+                        {"copy_gbps", rate_json(t.copy_gbps)},
+                        {"levels", std::move(levels)}});
   }
   return json{{"key", m.key},
               {"cpu_model", m.cpu_model},
@@ -63,6 +75,41 @@ json entry_json(const MachinePeak& m) {
               {"clock", m.clock},
               {"stream_array_bytes", m.stream_array_bytes},
               {"rows", rows}};
+}
+
+// Row `row`'s "levels": L1, L2, L3 in that order (any of them may be missing: a cache of unknown
+// size is not measured), each with a positive working set and rates. Throws std::runtime_error
+// naming the row, the entry and what is wrong with it.
+std::vector<LevelRate> levels_from(const json& levels, int row) {
+  if (!levels.is_array()) {
+    throw std::runtime_error("row " + std::to_string(row) + ": \"levels\" must be an array, got " +
+                             levels.dump());
+  }
+  std::vector<LevelRate> out;
+  size_t next_name = 0;  // levels must come in kLevelNames order, each at most once
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const std::string where = "row " + std::to_string(row) + " level entry " + std::to_string(i);
+    LevelRate l;
+    try {
+      l.level = levels[i].at("level").get<std::string>();
+      l.working_set_bytes = levels[i].at("working_set_bytes").get<int64_t>();
+      l.gbps = rate_from(levels[i].at("gbps"));
+    } catch (const json::exception& e) {
+      throw std::runtime_error(where + ": " + e.what());
+    }
+    while (next_name < std::size(kLevelNames) && l.level != kLevelNames[next_name]) ++next_name;
+    if (next_name == std::size(kLevelNames)) {
+      throw std::runtime_error(where + ": level \"" + l.level +
+                               "\" is not L1, L2 or L3, or is out of order or repeated");
+    }
+    ++next_name;
+    if (l.working_set_bytes <= 0 || !(l.gbps.best > 0)) {
+      throw std::runtime_error(where + " (" + l.level +
+                               "): working_set_bytes and gbps.best must be positive");
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
 }
 
 MachinePeak entry_from(const json& j) {
@@ -86,6 +133,7 @@ MachinePeak entry_from(const json& j) {
     t.fma_gflops = rate_from(r.at("fma_gflops"));
     t.triad_gbps = rate_from(r.at("triad_gbps"));
     t.copy_gbps = rate_from(r.at("copy_gbps"));
+    t.levels = levels_from(r.at("levels"), t.threads);
     // Rows are looked up as threads 1, 2, ..., N; anything else is not a file we wrote.
     if (t.threads != static_cast<int>(m.rows.size()) + 1) {
       throw std::runtime_error("rows must list threads 1, 2, ... in order");

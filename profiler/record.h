@@ -10,6 +10,7 @@
 #include <string>
 
 #include "profiler/cost.h"
+#include "profiler/counters.h"
 
 namespace prism::profiler {
 
@@ -58,6 +59,10 @@ struct OpRecord {
   // for ops without a CPU kernel). The largest count when the op ran several parallel loops.
   int32_t threads = 1;
   ShapeList shapes;
+  // Event counts of the call, children included (like dur_ns), when the session counts them
+  // (counters.h): only for op records of the thread that started a counting session; mask 0
+  // otherwise.
+  CounterValues counters;
 };
 
 }  // namespace prism::profiler

@@ -169,6 +169,11 @@ class Log {
   std::atomic<int32_t> published_{0};
 };
 
+// A counted record's two readings (set_thread_counters).
+struct CounterPair {
+  CounterReading start, end;
+};
+
 // A record in its thread's log (rule 2).
 struct Slot {
   OpRecord rec;  // written before publishing; allocs/alloc_bytes hold the counts at open
@@ -178,6 +183,11 @@ struct Slot {
   int64_t end_alloc_bytes = 0;
   int32_t gpu_slot = -1;
   int32_t threads = 1;  // note_threads
+  // The record's two counter readings (set_thread_counters), in its buffer's counter log; null
+  // when the record is not counted. Written before publishing; the pair's `end` at close, before
+  // `closed`. A pointer and not the readings themselves: they are 200 bytes, and every slot
+  // would carry them while only counted records, on one thread, ever use them.
+  CounterPair* counted = nullptr;
   bool has_output = false;
   ShapeList output;  // a scope's output shape (note_scope_output)
   std::atomic<bool> closed{false};
@@ -193,6 +203,9 @@ struct ThreadBuffer {
   std::atomic<uint64_t> epoch{0};  // the session the logs' items belong to (rule 3)
   Log<Slot, 256> records;          // about 140 KiB a chunk
   Log<MemSample, 1024> memory;     // 24 KiB a chunk
+  // Only for a counting session's thread. Its items never move, so a Slot points at one; the
+  // collector reaches them only through published slots (rules 1 and 2), never by its length.
+  Log<CounterPair, 256> counter_readings;  // 52 KiB a chunk
   // The owner's own state; it moves with the buffer when a thread exits and another takes over.
   uint64_t owner_epoch = 0;
   std::vector<OpenRecord> open;  // the open records, innermost last
@@ -230,9 +243,18 @@ struct ThreadContext {
   int32_t scope = 0;
   ThreadBuffer* buffer = nullptr;
   bool exited = false;  // the buffer was handed back at thread exit: record nothing more
+  CounterReader* counters = nullptr;  // set_thread_counters; owned by t_counters below
 };
 
 thread_local ThreadContext t_ctx;
+
+// Keeps this thread's counter reader alive (set_thread_counters). Apart from t_ctx, which must
+// stay trivially destructible for the hot path; clears t_ctx's pointer when the thread exits.
+struct CounterOwner {
+  std::shared_ptr<CounterReader> reader;
+  ~CounterOwner() { t_ctx.counters = nullptr; }
+};
+thread_local CounterOwner t_counters;
 
 // Hands the thread's buffer back when the thread exits (rule 6). Records it left open stay
 // open, and a session cuts them at its stop. A separate thread_local from t_ctx so the hot path
@@ -282,6 +304,7 @@ ThreadBuffer* register_thread() {
 void begin_epoch(ThreadBuffer& b, uint64_t epoch) {
   b.records.clear();
   b.memory.clear();
+  b.counter_readings.clear();
   b.open.clear();
   b.owner_epoch = epoch;
   b.epoch.store(epoch, std::memory_order_release);
@@ -355,6 +378,17 @@ int32_t open_record(Kind kind, const char* op, const char* variant, const char* 
   s.has_output = false;
   s.closed.store(false, std::memory_order_relaxed);  // ordered by the publish below
   b->open.push_back(OpenRecord{idx, &s});
+  // Scopes are not counted: only ops are attributed, and a read costs a system call. Read
+  // before the clock (and after it at close), so the counted stretch holds the timed one.
+  // r.counters is never written here: the collector fills it from the pair.
+  s.counted = nullptr;
+  if (kind == Kind::op && t_ctx.counters) [[unlikely]] {
+    CounterPair& c = b->counter_readings.next();
+    b->counter_readings.publish();  // only advances: no reader uses this log's length
+    t_ctx.counters->read(c.start);
+    c.end.mask = 0;
+    s.counted = &c;
+  }
   r.start_ns = now_ns();
   b->records.publish();
   return idx;
@@ -465,6 +499,10 @@ void close_op(int32_t handle) {
   if (!b || b->open.empty() || b->open.back().handle != handle) return;
   Slot& s = *b->open.back().slot;
   b->open.pop_back();
+  // No reader any more (the thread's session stopped from another thread, recorder.h): the
+  // pair's end stays empty and the record uncounted.
+  if (s.counted && t_ctx.counters) [[unlikely]]
+    t_ctx.counters->read(s.counted->end);
   const ThreadAllocCounter& a = thread_allocs();
   s.end_ns = t;
   s.end_allocs = a.count;
@@ -510,6 +548,11 @@ void resolve_gpu_times(std::vector<OpRecord>& records) {
 }
 }  // namespace
 
+void set_thread_counters(std::shared_ptr<CounterReader> reader) {
+  t_ctx.counters = reader.get();
+  t_counters.reader = std::move(reader);  // the previous reader, if any, goes after the switch
+}
+
 void set_gpu_timer_hooks(const GpuTimerHooks* hooks) {
   g_gpu_hooks.store(hooks);
 }
@@ -527,7 +570,7 @@ void collect(const ThreadBuffer& b, uint64_t epoch, Recording& out) {
   const int32_t base = static_cast<int32_t>(out.records.size());
   b.records.read(b.records.published(), [&](const Slot& s) {
     if (s.rec.start_ns > stop) return false;  // opened after the stop, and so are the rest
-    OpRecord r = s.rec;
+    OpRecord r = s.rec;  // r.counters empty: open_record never writes it; the pair fills it
     if (r.parent >= 0) r.parent += base;
     const bool closed = s.closed.load(std::memory_order_acquire);
     if (closed) r.gpu_slot = s.gpu_slot;
@@ -537,6 +580,7 @@ void collect(const ThreadBuffer& b, uint64_t epoch, Recording& out) {
       r.alloc_bytes = s.end_alloc_bytes - r.alloc_bytes;
       r.threads = s.threads;
       if (s.has_output) r.shapes = s.output;
+      if (s.counted) r.counters = counts_between(s.counted->start, s.counted->end);
     } else {
       // Open at the stop (a session stopped inside an op, or while another thread was in one):
       // cut at the stop time. What it allocated so far is unknown.
@@ -596,7 +640,9 @@ double record_overhead_ns() {
     constexpr int kReps = 4000;
     ThreadBuffer scratch;
     ThreadBuffer* const own = t_ctx.buffer;
+    CounterReader* const counters = t_ctx.counters;  // the cost without counters is calibrated
     t_ctx.buffer = &scratch;
+    t_ctx.counters = nullptr;
     ShapeList shapes;
     const int64_t dims[2] = {64, 64};
     shapes.add(dims, 2);
@@ -611,6 +657,7 @@ double record_overhead_ns() {
       scratch.records.clear();  // keeps its chunks: only the first run allocates
     }
     t_ctx.buffer = own;
+    t_ctx.counters = counters;
     std::sort(runs, runs + 5);
     return runs[2];
   }();

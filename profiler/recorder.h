@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,16 @@ void close_op(int32_t handle);
 // threads (its threads become the largest count noted); nothing happens when not recording or
 // when no op is open. The CPU kernels call it through kernels/cpu/parallel.h.
 void note_threads(int threads);
+
+// ---- event counters (counters.h) ---------------------------------------------------------------
+// Makes every op record this thread opens from now on read `reader` at its start and end (before
+// the start clock read and after the end one, so the counted stretch holds the timed one: the
+// reads' own cost lands in the enclosing op's time, not in this one's); null stops it. Counts
+// cover this thread only, never the OpenMP workers of a parallel kernel (counters.h). The
+// thread keeps `reader` alive until it is replaced or the thread exits, so a record closing late
+// never reads a freed one. A Session with counters calls it on its own thread; with no reader
+// an op pays one thread-local load and a branch.
+void set_thread_counters(std::shared_ptr<CounterReader> reader);
 
 // ---- GPU time ----------------------------------------------------------------------------------
 // The profiler knows no CUDA: the tensor layer hands it these hooks (kernels/gpu_runtime.h's

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/counters_json.h"
 #include "profiler/memory.h"
 #include "profiler/meta_json.h"
 #include "profiler/reports.h"
@@ -72,7 +73,13 @@ std::string profile_json(const Profile& p) {
   json ops = json::array();
   Cost total;
   for (const OpRow& r : aggregate_ops(p)) {
-    ops.push_back(row_json(r));
+    json row = row_json(r);
+    if (p.counters.enabled) {
+      // Self counts summed over the counted calls (the session thread's), like self_ns.
+      row["counters"] = counter_values_json<json>(r.counters, r.counters.mask);
+      row["counters"]["counted_calls"] = r.counted_calls;
+    }
+    ops.push_back(std::move(row));
     total += r.cost;
   }
 
@@ -84,6 +91,7 @@ std::string profile_json(const Profile& p) {
              {"flops", total.flops},
              {"macs", total.macs},
              {"bytes", total.bytes}}}};
+  if (p.counters.enabled) doc["counters"] = counter_info_json<json>(p.counters);
   return doc.dump(2);
 }
 

@@ -5,6 +5,8 @@
 // the units machine peaks are quoted in. A rate comes from self time, because time spent in
 // nested ops did not do this op's work. A GPU op's host time is only the launch, so when a
 // profile holds GPU times a "gpu" column shows them, and GPU rows take their rates from it.
+// A profile that counted events (--counters) gets a column per figure the machine could count
+// (counter_columns), and a line under the table saying what was counted, or why not.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -33,6 +35,61 @@ std::string threads_label(const OpRow& r) {
   if (r.threads_min == r.threads_max) return fmt::format("{}", r.threads_max);
   return fmt::format("{}-{}", r.threads_min, r.threads_max);
 }
+
+// The event-count columns of a counting profile, for the counters that opened: each a ratio a
+// learner can compare across ops of any size. IPC = instructions / cycles (a few on a modern
+// core when it is busy, well under 1 when it waits for memory); cache misses per call and per
+// 1000 FLOPs (the naive matmul's problem in one number); branch misses as a share of branches;
+// page faults (first touch of fresh memory) and context switches, summed over the calls.
+struct CounterColumn {
+  const char* header;
+  uint8_t needs;  // the counters it is computed from
+  std::string (*cell)(const OpRow& r);
+};
+
+std::string ratio_cell(double num, double den, int decimals) {
+  if (!(den > 0)) return "-";
+  return fmt::format("{:.{}f}", num / den, decimals);
+}
+
+std::string ipc_cell(const OpRow& r) {
+  return ratio_cell(static_cast<double>(r.counters.get(Counter::instructions)),
+                    static_cast<double>(r.counters.get(Counter::cycles)), 2);
+}
+std::string misses_per_call_cell(const OpRow& r) {
+  return ratio_cell(static_cast<double>(r.counters.get(Counter::cache_misses)),
+                    static_cast<double>(r.counted_calls), 1);
+}
+std::string misses_per_kflop_cell(const OpRow& r) {
+  // The FLOPs of the counted calls: a row's calls share one op, so in proportion of calls.
+  const double flops = r.calls > 0
+                           ? static_cast<double>(r.cost.flops) *
+                                 static_cast<double>(r.counted_calls) / static_cast<double>(r.calls)
+                           : 0;
+  return ratio_cell(1000.0 * static_cast<double>(r.counters.get(Counter::cache_misses)), flops, 3);
+}
+std::string branch_miss_cell(const OpRow& r) {
+  return ratio_cell(100.0 * static_cast<double>(r.counters.get(Counter::branch_misses)),
+                    static_cast<double>(r.counters.get(Counter::branches)), 2);
+}
+std::string page_faults_cell(const OpRow& r) {
+  return fmt::format("{}", r.counters.get(Counter::page_faults));
+}
+std::string context_switches_cell(const OpRow& r) {
+  return fmt::format("{}", r.counters.get(Counter::context_switches));
+}
+
+const CounterColumn kCounterColumns[] = {
+    {"IPC", static_cast<uint8_t>(counter_bit(Counter::cycles) | counter_bit(Counter::instructions)),
+     ipc_cell},
+    {"cache miss/call", counter_bit(Counter::cache_misses), misses_per_call_cell},
+    {"miss/kFLOP", counter_bit(Counter::cache_misses), misses_per_kflop_cell},
+    {"br miss %",
+     static_cast<uint8_t>(counter_bit(Counter::branches) | counter_bit(Counter::branch_misses)),
+     branch_miss_cell},
+    {"page faults", counter_bit(Counter::page_faults), page_faults_cell},
+    {"ctx sw", counter_bit(Counter::context_switches), context_switches_cell},
+};
 
 }  // namespace
 
@@ -91,6 +148,13 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
     add("GB/s", false);
     add("allocs", false);
     add(fmt::format("alloc {}", au.name), false);
+    std::vector<const CounterColumn*> counter_cols;
+    if (p.counters.enabled) {
+      for (const CounterColumn& cc : kCounterColumns) {
+        if ((p.counters.mask & cc.needs) == cc.needs) counter_cols.push_back(&cc);
+      }
+    }
+    for (const CounterColumn* cc : counter_cols) add(cc->header, false);
 
     for (const OpRow& r : rows) {
       size_t c = 0;
@@ -115,6 +179,10 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
       put(rate(r.cost.bytes, work_ns));
       put(r.allocs == 0 ? std::string("-") : fmt::format("{}", r.allocs));
       put(amount(r.alloc_bytes, au, 3));
+      for (const CounterColumn* cc : counter_cols) {
+        // A row none of whose calls was counted (another thread's) has no figures, not zeros.
+        put(r.counted_calls > 0 && (r.counters.mask & cc->needs) == cc->needs ? cc->cell(r) : "-");
+      }
     }
     out += render(cols);
 
@@ -127,6 +195,7 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
     }
   }
   out += '\n';
+  out += counters_line(p.counters);
   out += footer(p.meta);
   return out;
 }

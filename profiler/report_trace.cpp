@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/counters_json.h"
 #include "profiler/meta_json.h"
 #include "profiler/reports.h"
 
@@ -74,6 +75,14 @@ json record_event(const OpRecord& r, const Span& s, const Recording& rec) {
     args["macs"] = r.cost.macs;
     args["bytes"] = r.cost.bytes;
     args["threads"] = r.threads;
+    // The span's own counts, nested ops included (as its duration is): a viewer shows them on
+    // the span, and subtracting the children's is the reader's choice.
+    if (r.counters.any()) {
+      const json counts = counter_values_json<json>(r.counters, r.counters.mask);
+      for (const auto& [key, value] : counts.items()) {
+        if (!value.is_null()) args[key] = value;
+      }
+    }
   } else {
     args["phase"] = phase_name(r.phase);
     args["scope"] = scope_path;
@@ -158,8 +167,9 @@ std::string trace_json(const Profile& p) {
                           {"args", {{"name", "thread " + std::to_string(tid)}}}});
   }
 
-  json doc{
-      {"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", meta_json(p)}};
+  json other = meta_json(p);
+  if (p.counters.enabled) other["counters"] = counter_info_json<json>(p.counters);
+  json doc{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", other}};
   return doc.dump();
 }
 

@@ -1,7 +1,9 @@
 #include "profiler/session.h"
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "profiler/build_info.h"
 #include "profiler/clock.h"
@@ -49,14 +51,46 @@ Meta collect_meta() {
   return m;
 }
 
-Session::Session() {
+Session::Session(const SessionOptions& options) {
   bool expected = false;
   if (!g_session_active.compare_exchange_strong(expected, true)) {
     throw std::logic_error(
         "profiler: a Session is already recording; stop it before starting another");
   }
   active_ = true;
-  profile_.meta = collect_meta();
+  try {
+    start(options);
+  } catch (...) {
+    // No destructor runs for a constructor that throws: free the slot, or no session could
+    // ever start again in this process.
+    active_ = false;
+    g_session_active.store(false);
+    throw;
+  }
+}
+
+void Session::start(const SessionOptions& options) {
+  profile_.meta = collect_meta();  // calibrates the record overhead first, without counters
+  if (options.counters || options.counter_reader) {
+    std::shared_ptr<CounterReader> reader = options.counter_reader;
+    CounterInfo& info = profile_.counters;
+    info.enabled = true;
+    if (reader) {
+      info.mask = options.counter_reader_mask;
+    } else {
+      auto set = std::make_shared<CounterSet>();
+      info.mask = set->mask();
+      info.notice = set->notice();
+      if (set->mask() != 0) info.read_ns = measure_read_ns(*set);
+      reader = std::move(set);
+    }
+    if (info.mask != 0) {
+      set_thread_counters(std::move(reader));
+      counting_ = true;
+    }
+  }
+  // A reader left on this thread by a counting session stopped from another thread goes now.
+  if (!counting_) set_thread_counters(nullptr);
   start_recording();
 }
 
@@ -67,6 +101,12 @@ Session::~Session() {
 const Profile& Session::stop() {
   if (active_) {
     profile_.recording = stop_recording();
+    // From the session's own thread this drops the reader at once; from another thread the
+    // starting thread keeps it until its next session (recorder.h), reading only while recording.
+    if (counting_) {
+      set_thread_counters(nullptr);
+      counting_ = false;
+    }
     active_ = false;
     g_session_active.store(false);
   }

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "kernels/gpu_runtime.h"
 #include "kernels/opinfo/case_memory.h"
 #include "kernels/opinfo/op_info.h"
 #include "kernels/opinfo/validate.h"
 #include "profiler/clock.h"
+#include "profiler/counters.h"
 #include "profiler/statistics.h"
 
 namespace prism::lab {
@@ -35,7 +37,8 @@ std::vector<const kernels::KernelEntry*> chosen_variants(const kernels::OpKernel
 }
 
 // Median, interval, err%, GFLOP/s, GB/s and the % of peak and roofline of a timed row, against
-// the machine's peaks at the row's thread count.
+// the machine's peaks at the row's thread count. The bandwidth is that of the memory level the
+// row's bytes fit in (its roof): a set in L1 is measured against L1's triad, not DRAM's.
 void summarize_row(const LabOptions& opts, const PeakRates& peak, TimingRow& row) {
   const stats::Summary s = stats::summarize(row.samples_ns, opts.seed);
   row.timed = true;
@@ -48,11 +51,18 @@ void summarize_row(const LabOptions& opts, const PeakRates& peak, TimingRow& row
   row.gflops = row.flops / s.median;  // FLOPs per ns = GFLOP/s
   row.gbs = row.bytes / s.median;
   if (peak.gflops > 0) row.pct_peak_flops = 100 * row.gflops / peak.gflops;
-  if (peak.gbs > 0) row.pct_peak_bw = 100 * row.gbs / peak.gbs;
-  if (peak.gflops > 0 && peak.gbs > 0 && row.bytes > 0) {
-    // Roofline: the best a kernel of this arithmetic intensity can do on this machine.
+  if (peak.gbs > 0) {
+    const profiler::Roof roof =
+        profiler::roof_among(peak.levels, static_cast<double>(row.bytes), peak.gbs);
+    row.roof_level = roof.level;
+    row.roof_gbs = roof.gbps;
+    row.pct_peak_bw = 100 * row.gbs / roof.gbps;
+  }
+  if (peak.gflops > 0 && row.roof_gbs > 0 && row.bytes > 0) {
+    // Roofline: the best a kernel of this arithmetic intensity can do on this machine, with the
+    // data in the level it fits in.
     const double intensity = static_cast<double>(row.flops) / row.bytes;
-    const double attainable = std::min(peak.gflops, intensity * peak.gbs);
+    const double attainable = std::min(peak.gflops, intensity * row.roof_gbs);
     row.pct_roofline = attainable > 0 ? 100 * row.gflops / attainable : 0;
   }
 }
@@ -230,7 +240,8 @@ struct TimingPlan {
 // r takes one sample of every pair, starting one pair further on each round, so a slow drift of
 // the machine (another process, the clock, the caches' state) falls on every pair alike instead
 // of on whichever ran last. Each sample sets its pair's thread count first, outside the clock.
-void time_size(const TimingPlan& p, const std::string& s, LabResult& result) {
+void time_size(const TimingPlan& p, const std::string& s, LabResult& result,
+               profiler::CounterSet* counters) {
   const bool gpu = p.opts.device == Device::cuda;
   const size_t first = result.rows.size();
   const size_t n_counts = p.counts.size();
@@ -269,8 +280,18 @@ void time_size(const TimingPlan& p, const std::string& s, LabResult& result) {
       TimingRow& row = result.rows[first + i];
       const kernels::KernelEntry& v = *p.variants[i / n_counts];
       omp_set_num_threads(row.threads);
+      // Event counters (4. in lab.h): read outside the sample's clock, summed over samples.
+      profiler::CounterReading before, after;
+      if (counters) counters->read(before);
       row.samples_ns.push_back(
           timed(p.op, v, s, gpu, [&] { return take_sample(*c, v, calls[i], gpu); }));
+      if (counters) {
+        counters->read(after);
+        const profiler::CounterValues d = profiler::counts_between(before, after);
+        for (int e = 0; e < profiler::kNumCounters; ++e) row.events[e] += d.value[e];
+        row.event_mask = row.counted_calls == 0 ? d.mask : (row.event_mask & d.mask);
+        row.counted_calls += calls[i];
+      }
     }
   }
   for (size_t i = 0; i < n; ++i) {
@@ -299,6 +320,9 @@ LabResult run_lab(const LabOptions& opts) {
     throw Error(std::string("lab: runs on cpu or cuda, not ") + device_name(opts.device));
   }
   const std::vector<int> counts = thread_counts_of(opts);
+  if (opts.counters && gpu) {
+    throw Error("lab --counters: counts CPU events, and the CUDA kernels run on the GPU");
+  }
   if (gpu) kernels::gpu::require("lab --device cuda");
   // The CPU kernels are the yardstick on either device; on cuda the CUDA kernels are timed.
   const kernels::OpKernels& cpu_kernels = kernels::registry().at(op.op, Device::cpu);
@@ -358,8 +382,21 @@ LabResult run_lab(const LabOptions& opts) {
     result.validation.push_back(std::move(vv));
   }
 
+  // 4. Event counters, opened once on this thread (the one that runs the samples).
+  std::unique_ptr<profiler::CounterSet> counters;
+  if (opts.counters) {
+    counters = std::make_unique<profiler::CounterSet>();
+    result.counters.enabled = true;
+    result.counters.mask = counters->mask();
+    result.counters.notice = counters->notice();
+    result.counters.attribution = "per call, over each variant's timed samples";
+    result.counters.scope =
+        "the calling thread only (at several threads, the OpenMP workers' share is not counted)";
+    if (counters->mask() == 0) counters.reset();
+  }
+
   // 2. Timing, size by size (time_size).
-  for (const std::string& s : sizes) time_size(plan, s, result);
+  for (const std::string& s : sizes) time_size(plan, s, result, counters.get());
   return result;
 }
 

@@ -19,6 +19,11 @@
 //      count first, and each variant's time at the first count over its time at another is its
 //      thread speed-up, with a bootstrap interval. "x naive" and "x reference" compare rows at
 //      the same count. Validation runs once per variant, at the first count.
+//   4. Event counters (--counters, cpu). Every timed sample is bracketed by two reads of a
+//      profiler::CounterSet (outside its clock), and a row's counts are summed over its samples,
+//      so a row reports per call what `perf stat` would over the same calls: IPC, cache misses
+//      per call and per FLOP, branch misses, page faults. Counted on the calling thread only: a
+//      row at several threads shows the first thread's share.
 // Kernels are called directly on raw buffers (op_info.h): no tensors, autograd or profiler in
 // the timed loop.
 //
@@ -35,13 +40,19 @@
 
 #include "kernels/opinfo/validate.h"
 #include "kernels/types.h"
+#include "profiler/counters.h"
+#include "profiler/machine.h"
 
 namespace prism::lab {
 
 // A machine's measured peak FLOP/s and bandwidth at one thread count; 0 = unknown.
 struct PeakRates {
   double gflops = 0;
-  double gbs = 0;
+  double gbs = 0;  // DRAM (the STREAM triad); on cuda the GPU's triad
+  // The cache levels as roofs at this count (MachinePeak::level_roofs), innermost first. A row
+  // whose working set fits in one takes that level's bandwidth as its roof; empty: DRAM's.
+  // ("= {}" lets {gflops, gbs} initialize the rest without a missing-initializer warning.)
+  std::vector<profiler::LevelRoof> levels = {};
 };
 
 struct LabOptions {
@@ -65,6 +76,10 @@ struct LabOptions {
   // The peaks at each entry of thread_counts, where they differ by count (the CPU's do). Empty:
   // peak_gflops and peak_gbs at every count.
   std::vector<PeakRates> peaks_per_count;
+  // Count events over every timed sample (profiler/counters.h: cycles, instructions, cache and
+  // branch misses where the machine allows them, page faults, context switches), on the
+  // calling thread; cpu only.
+  bool counters = false;
 };
 
 using opinfo::ValidationCheck;
@@ -91,6 +106,11 @@ struct TimingRow {
   bool unstable = false;
   double gflops = 0, gbs = 0;
   double pct_peak_flops = 0, pct_peak_bw = 0, pct_roofline = 0;  // 0 when the peak is unknown
+  // The memory level the row's bytes (its working set) fit in at its thread count, "L1", "L2",
+  // "L3" or "DRAM" (profiler::roof_among), and that level's bandwidth: what pct_peak_bw and
+  // pct_roofline are against. "" and 0 when the bandwidth is unknown.
+  std::string roof_level;
+  double roof_gbs = 0;
   int64_t workspace_bytes = 0;
   // Speed-up of this variant over the naive-tagged variant / over the reference: median ratio and
   // its interval; 0 when that baseline was not timed. *_faster: Mann-Whitney one-sided p < 0.05.
@@ -101,6 +121,11 @@ struct TimingRow {
   // (median ratio and interval); 0 on the first count's row or when either was not timed.
   double x_threads = 0, x_threads_low = 0, x_threads_high = 0;
   int64_t flops = 0, bytes = 0;
+  // With LabOptions::counters: the event counts summed over the timed samples' `counted_calls`
+  // calls (profiler::Counter order), for the counters in event_mask; per call = events / calls.
+  uint8_t event_mask = 0;
+  int64_t events[profiler::kNumCounters] = {};
+  int64_t counted_calls = 0;
 };
 
 struct LabResult {
@@ -116,6 +141,7 @@ struct LabResult {
   std::vector<VariantValidation> validation;
   // Size-major, then variants in registry order, then thread counts in the order given.
   std::vector<TimingRow> rows;
+  profiler::CounterInfo counters;  // what was counted (LabOptions::counters), and any notice
 };
 
 // Runs the lab. Throws prism::Error on an unknown op, size or variant, on thread counts that are

@@ -28,8 +28,10 @@ namespace prism::nn {
 
 class LeNet : public Module {
  public:
-  // Square images of image_size x image_size with in_channels channels (image_size >= 10).
-  explicit LeNet(int64_t in_channels = 1, int64_t image_size = 28, int64_t num_classes = 10);
+  // Square images of image_size x image_size with in_channels channels (image_size >= 10);
+  // `width` channels in conv1 and 2 * width in conv2 (16 and 32 above).
+  explicit LeNet(int64_t in_channels = 1, int64_t image_size = 28, int64_t num_classes = 10,
+                 int64_t width = 16);
   Tensor forward(const Tensor& x) override;  // [N, C, S, S] -> [N, classes]
   std::string type_name() const override { return "LeNet"; }
   std::string extra_repr() const override;
@@ -37,7 +39,8 @@ class LeNet : public Module {
   int64_t in_channels() const { return in_channels_; }
   int64_t image_size() const { return image_size_; }
   int64_t num_classes() const { return num_classes_; }
-  // 32 * P2 * P2: the features the fc layer reads (800 for 28x28).
+  int64_t width() const { return width_; }  // conv1's output channels
+  // 2 width * P2 * P2: the features the fc layer reads (800 for 28x28 at width 16).
   int64_t flat_features() const { return fc->in_features(); }
 
   std::shared_ptr<Conv2d> conv1;
@@ -50,7 +53,7 @@ class LeNet : public Module {
   std::shared_ptr<Linear> fc;
 
  private:
-  int64_t in_channels_, image_size_, num_classes_;
+  int64_t in_channels_, image_size_, num_classes_, width_;
 };
 
 }  // namespace prism::nn

@@ -35,6 +35,14 @@ GPTConfig gpt_spec(const std::string& config_name, const ModelOptions& o) {
   if (o.block_size > 0) c.block_size = o.block_size;
   if (o.dropout >= 0) c.dropout = o.dropout;
   c.tie_weights = o.tie_weights;
+  if (o.width > 0) {
+    if (o.width % c.heads != 0) {
+      throw Error("make_model(" + config_name + "): width (d_model) " + std::to_string(o.width) +
+                  " must be a multiple of the " + std::to_string(c.heads) + " heads");
+    }
+    c.d_model = o.width;
+  }
+  if (o.depth > 0) c.layers = o.depth;
   return c;
 }
 
@@ -73,8 +81,10 @@ const std::vector<Entry>& entries() {
        [](const ModelOptions& o) -> std::shared_ptr<Module> {
          const ImageSpec s = image_spec(o, kMnist);
          std::vector<int64_t> sizes{s.channels * s.size * s.size};
-         const std::vector<int64_t> hidden =
-             o.hidden.empty() ? std::vector<int64_t>{256, 256} : o.hidden;
+         std::vector<int64_t> hidden = o.hidden;
+         if (hidden.empty()) {
+           hidden.assign(o.depth > 0 ? o.depth : 2, o.width > 0 ? o.width : 256);
+         }
          sizes.insert(sizes.end(), hidden.begin(), hidden.end());
          sizes.push_back(s.classes);
          return std::make_shared<MLP>(sizes);
@@ -83,7 +93,7 @@ const std::vector<Entry>& entries() {
       {"cnn", "LeNet-style CNN: conv 3x3 16, pool, conv 3x3 32, pool, linear (MNIST: 12,810)",
        [](const ModelOptions& o) -> std::shared_ptr<Module> {
          const ImageSpec s = image_spec(o, kMnist);
-         return std::make_shared<LeNet>(s.channels, s.size, s.classes);
+         return std::make_shared<LeNet>(s.channels, s.size, s.classes, o.width > 0 ? o.width : 16);
        },
        [](const ModelOptions& o) { return image_input(o, kMnist); }},
       {"transformer", "character GPT (gpt-char): d 128, 4 heads, 4 layers, context 128, vocab 128",
@@ -137,6 +147,27 @@ void check_options(const std::string& name, const ModelOptions& o) {
   non_negative("num_classes", o.num_classes);
   non_negative("vocab", o.vocab);
   non_negative("block_size", o.block_size);
+  non_negative("width", o.width);
+  non_negative("depth", o.depth);
+  const std::string key = canonical(name);
+  const bool gpt = is_language_model(key);
+  if (o.depth > 0 && key != "mlp" && !gpt) {
+    throw Error("make_model(" + name + "): depth is fixed for this model; depth scales the " +
+                "mlp (hidden layers) and the GPTs (transformer blocks)");
+  }
+  if (o.width > 0 && key != "mlp" && key != "cnn" && !gpt) {
+    throw Error("make_model(" + name + "): width is fixed for this model; width scales the " +
+                "mlp (hidden units), the cnn (conv channels) and the GPTs (d_model)");
+  }
+  if (key == "mlp" && !o.hidden.empty() && (o.width > 0 || o.depth > 0)) {
+    throw Error("make_model(mlp): give the hidden widths or width/depth, not both");
+  }
+  constexpr int64_t kMaxWidth = int64_t{1} << 16, kMaxDepth = 1024;
+  if (o.width > kMaxWidth || o.depth > kMaxDepth) {
+    throw Error("make_model(" + name + "): width " + std::to_string(o.width) + " / depth " +
+                std::to_string(o.depth) + " is past the largest allowed (" +
+                std::to_string(kMaxWidth) + " / " + std::to_string(kMaxDepth) + ")");
+  }
 }
 
 }  // namespace

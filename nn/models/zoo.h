@@ -43,6 +43,12 @@ struct ModelOptions {
   int64_t block_size = 0;       // GPTs: the named config's (transformer 128, gpt2 1024)
   double dropout = -1;          // GPTs: the named config's (0.1)
   bool tie_weights = true;      // GPTs: head = wte^T (see nn/models/gpt.h)
+  // Scaling a model, for `prism models --match` and `prism sweep --vary width=/depth=`:
+  int64_t width = 0;  // mlp: every hidden layer (256); cnn: conv1's channels, conv2 has twice
+                      // as many (16); GPTs: d_model, a multiple of the heads (128 transformer)
+  int64_t depth = 0;  // mlp: hidden layers (2); GPTs: transformer blocks (4 transformer)
+  // A width or depth a model cannot take (depth for the cnn, either for the ResNets, width
+  // beside `hidden`) is an Error naming what the model accepts.
 };
 
 // The input a model takes, for summaries and smoke runs: [1, C, S, S] float32 images for the

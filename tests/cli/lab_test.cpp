@@ -2,7 +2,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <thread>
+
 #include "kernels/gpu_runtime.h"
+#include "profiler/machine.h"
 #include "tests/cli/cli_run.h"
 
 using namespace prism::cli_test;
@@ -87,4 +91,49 @@ TEST_CASE("prism lab --list --device cuda lists the CUDA variants without needin
   }
   const RunResult bad = run_prism("lab matmul --device tpu", dir.path());
   CHECK(bad.code == 2);
+}
+
+TEST_CASE("prism lab: %roof is against the level the op's bytes fit in (synthetic cache)") {
+  namespace prof = prism::profiler;
+  TempDir dir;
+  // Known figures under this build's key: L1 32 KiB per core at 300 GB/s, L2 1 MiB at 150,
+  // L3 32 MiB at 60, DRAM 25; load 0.25 (quiet: never measured again). A row for every thread
+  // count the command could ask for, so it never measures.
+  prof::MachinePeak m = prof::describe_machine();
+  m.caches = {32 << 10, 1 << 20, 32 << 20};
+  m.physical_cores = std::max(m.physical_cores, 1);
+  m.measured_at = "2026-11-26T00:00:00Z";
+  m.load_avg = 0.25;
+  m.stream_array_bytes = 128 << 20;
+  const int rows = std::max(64, static_cast<int>(std::thread::hardware_concurrency()));
+  for (int t = 1; t <= rows; ++t) {
+    prof::ThreadLimits row{t, {100, 100, 100, 9}, {25, 25, 25, 9}, {20, 20, 20, 9}};
+    row.levels = {{"L1", 16 << 10, {300, 300, 300, 9}},
+                  {"L2", 512 << 10, {150, 150, 150, 9}},
+                  {"L3", 16 << 20, {60, 60, 60, 9}}};
+    m.rows.push_back(row);
+  }
+  prof::write_machine_cache((dir / "machine.json").string(), m);
+  const std::string env = "PRISM_MACHINE_CACHE='" + (dir / "machine.json").string() + "'";
+  // relu moves 8 bytes per element: 4096 elements are 32 KiB (L1), 1048576 are 8 MiB (L3).
+  const RunResult r = run_prism(
+      "lab relu --sizes 4096,1048576 --variants naive --threads 1 --reps 3 --min-sample-ms 0.2 "
+      "--json lab.json",
+      dir.path(), env);
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK_FALSE(contains(r.err, "measuring"));
+  CHECK(contains(r.out, "bandwidth L1 300.0, L2 150.0, L3 60.0, DRAM 25.0 GB/s (prism machine)"));
+  CHECK(contains(r.out, "the memory level the op's bytes fit in"));
+  const auto doc = nlohmann::json::parse(read_file(dir / "lab.json"));
+  REQUIRE(doc["rows"].size() == 2);
+  CHECK(doc["rows"][0]["size"] == "4096");
+  CHECK(doc["rows"][0]["roof_level"] == "L1");
+  CHECK(doc["rows"][0]["roof_gbs"] == 300);
+  CHECK(doc["rows"][1]["roof_level"] == "L3");
+  CHECK(doc["rows"][1]["roof_gbs"] == 60);
+  for (const auto& row : doc["rows"]) {
+    const double expected = 100 * row["gbs"].get<double>() / row["roof_gbs"].get<double>();
+    CHECK(row["pct_roofline"].get<double>() == doctest::Approx(expected));
+  }
 }

@@ -32,6 +32,13 @@ TEST_CASE("prism machine measures, prints a row per thread count and writes JSON
   CHECK(contains(r.out, "not cached"));
   // 1 MiB arrays fit in the cache, and the output says so.
   CHECK(contains(r.out, "smaller than 4 x L3"));
+  // The memory levels, each with its ridge point, and how to read them.
+  CHECK(contains(r.out, "memory levels"));
+  for (const char* column : {"level", "capacity", "working set", "GB/s", "ridge FLOP/B"}) {
+    CHECK_MESSAGE(contains(r.out, column), column);
+  }
+  CHECK(contains(r.out, "\nDRAM "));
+  CHECK(contains(r.out, "read: a working set up to a level's capacity"));
 
   const auto j = nlohmann::json::parse(read_file(dir / "out.json"));
   REQUIRE(j.at("rows").size() == 2);
@@ -39,6 +46,20 @@ TEST_CASE("prism machine measures, prints a row per thread count and writes JSON
   CHECK(j["rows"][0]["fma_gflops"]["best"].get<double>() > 0);
   CHECK(j["rows"][0]["fma_gflops"]["reps"] == 2);
   CHECK(j["stream_array_bytes"] == 1 << 20);
+  // One entry per cache level of known size, innermost first, at every thread count.
+  for (const auto& row : j["rows"]) {
+    REQUIRE(row.contains("levels"));
+    std::string previous;
+    for (const auto& level : row["levels"]) {
+      const std::string name = level["level"];
+      CHECK((name == "L1" || name == "L2" || name == "L3"));
+      CHECK(name > previous);
+      previous = name;
+      CHECK(level["working_set_bytes"].get<int64_t>() > 0);
+      CHECK(level["gbps"]["best"].get<double>() > 0);
+      CHECK(level["gbps"]["reps"] == 2);
+    }
+  }
   // Settings other than the defaults never go into the cache.
   CHECK_FALSE(std::filesystem::exists(dir / "cache.json"));
 }
@@ -50,6 +71,9 @@ TEST_CASE("prism machine reads its cache") {
   REQUIRE(run_prism(std::string(kQuick) + " --json m.json", dir.path(), cache_env(dir)).code == 0);
   nlohmann::json entry = nlohmann::json::parse(read_file(dir / "m.json"));
   entry["rows"][0]["fma_gflops"]["best"] = 123.4;
+  // Measured quiet: an entry measured under load would be measured again if the machine were
+  // quiet now (the next test case).
+  entry["load_avg"] = 0.25;
   const std::string key = entry["key"];
   nlohmann::json cache{{"format", "prism-machine-cache"}, {"version", 1}, {"machines", {}}};
   cache["machines"][key] = entry;

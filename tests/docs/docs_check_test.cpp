@@ -153,6 +153,22 @@ TEST_CASE("docs_check: the flag rules make a command cheap and say what they did
   p = plan_command("build/prism compare base.json cand.json", s);
   CHECK(p.command == "'/b/prism' compare base.json cand.json");  // result files: nothing to time
 
+  // models: shorter, fewer rounds, a smaller batch; never the machine's peak.
+  p = plan_command("build/prism models mlp cnn transformer --match params --duration 0.3", s);
+  CHECK(p.command ==
+        "'/b/prism' models mlp cnn transformer --match params --duration 0.05 --no-peak "
+        "--rounds 2 --batch 8");
+  CHECK(p.changes.size() == 4);
+  p = plan_command("build/prism models mlp cnn --batch 4 --rounds 1 --no-peak", s);
+  CHECK(p.command == "'/b/prism' models mlp cnn --batch 4 --rounds 1 --no-peak --duration 0.05");
+  // sweep: shorter points, one warm call; the varied values stay (they are the lesson).
+  p = plan_command("build/prism sweep cnn --vary batch=1,2,256 --duration 2 --warmup 5", s);
+  CHECK(p.command ==
+        "'/b/prism' sweep cnn --vary batch=1,2,256 --duration 0.05 --warmup 1 --no-peak");
+  p = plan_command("build/prism sweep mlp --vary threads=1,2 --batch 64", s);
+  CHECK(p.command ==
+        "'/b/prism' sweep mlp --vary threads=1,2 --batch 64 --no-peak --duration 0.05 --warmup 1");
+
   p = plan_command(
       "PRISM_KERNELS=matmul=naive build/prism gate --baselines bench/baselines; echo \"exit $?\"",
       s);

@@ -636,3 +636,54 @@ TEST_CASE("models: zoo options reach the models, and bad names and options are e
   bad.num_classes = -1;
   CHECK_THROWS_AS(nn::make_model("mlp", bad), Error);
 }
+
+TEST_CASE("models: width and depth scale the mlp, the cnn and the GPTs, and only those") {
+  DefaultDevice meta(Device::meta);
+  nn::ModelOptions o;
+  o.width = 100;
+  o.depth = 3;
+  CHECK(nn::make_model("mlp", o)->parameter_count() ==
+        linear_params(784, 100) + 2 * linear_params(100, 100) + linear_params(100, 10));
+  nn::ModelOptions cnn;
+  cnn.width = 8;  // conv1 8 channels, conv2 16, the head reads 16 * 5 * 5
+  const auto lenet = nn::make_model("cnn", cnn);
+  CHECK(lenet->parameter_count() ==
+        conv_params(1, 8, 3, true) + conv_params(8, 16, 3, true) + linear_params(400, 10));
+  CHECK((*lenet)(nn::default_input("cnn", cnn).make()).shape() == Dims{1, 10});
+
+  nn::ModelOptions gpt;
+  gpt.width = 64;
+  gpt.depth = 2;
+  nn::GPTConfig c = nn::gpt_config("gpt-char");
+  c.d_model = 64;
+  c.layers = 2;
+  CHECK(nn::make_model("transformer", gpt)->parameter_count() == gpt_params(c));
+
+  auto message = [](const std::string& name, const nn::ModelOptions& opts) {
+    try {
+      nn::make_model(name, opts);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  nn::ModelOptions depth_only;
+  depth_only.depth = 3;
+  CHECK(message("cnn", depth_only).find("depth is fixed") != std::string::npos);
+  nn::ModelOptions width_only;
+  width_only.width = 32;
+  CHECK(message("resnet18", width_only).find("width is fixed") != std::string::npos);
+  nn::ModelOptions odd;
+  odd.width = 66;  // not a multiple of gpt-char's 4 heads
+  CHECK(message("transformer", odd).find("multiple of the 4 heads") != std::string::npos);
+  nn::ModelOptions both;
+  both.hidden = {64};
+  both.width = 32;
+  CHECK(message("mlp", both).find("not both") != std::string::npos);
+  nn::ModelOptions huge;
+  huge.width = int64_t{1} << 40;
+  CHECK(message("mlp", huge).find("past the largest") != std::string::npos);
+  nn::ModelOptions negative;
+  negative.depth = -2;
+  CHECK(message("mlp", negative).find("depth must be positive") != std::string::npos);
+}
