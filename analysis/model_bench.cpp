@@ -143,9 +143,15 @@ int64_t physical_memory_bytes() {
 
 void check_bench_options(const BenchOptions& o) {
   if (o.batches.empty() && o.qps.empty()) throw Error("bench: no batch size given");
-  for (int64_t b : o.batches) {
+  for (size_t i = 0; i < o.batches.size(); ++i) {
+    const int64_t b = o.batches[i];
     if (b < 1 || b > kMaxBatch) {
       throw Error(fmt::format("bench: batch size {} is not in 1..{}", b, kMaxBatch));
+    }
+    // A size given twice would be measured twice and printed as two rows of one batch.
+    if (std::find(o.batches.begin(), o.batches.begin() + static_cast<std::ptrdiff_t>(i), b) !=
+        o.batches.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw Error(fmt::format("bench: batch size {} is given twice", b));
     }
   }
   if (o.warmup < 0) throw Error("bench: warm-up calls must be 0 or more");

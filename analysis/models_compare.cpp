@@ -211,6 +211,13 @@ void check_models_options(const ModelsOptions& o) {
       }
     }
   }
+  // --block sets a GPT's context length; with no GPT among the models it was silently dropped.
+  if (o.model_options.block_size > 0 &&
+      std::none_of(o.models.begin(), o.models.end(), nn::is_language_model)) {
+    throw Error(
+        "models: --block sets a GPT's context length, and none of the models has one (the GPTs: "
+        "transformer, gpt2-small, gpt2-medium)");
+  }
   if (o.rounds < 1) throw Error("models: --rounds must be at least 1");
   if (o.min_iters < 1 || o.warmup < 0 || o.profile_calls < 1) {
     throw Error("models: the call counts must be positive");

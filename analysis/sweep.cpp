@@ -309,6 +309,13 @@ void check_sweep_options(const SweepOptions& o) {
         "gpt2-small, gpt2-medium)",
         o.bench.model));
   }
+  // A --block beside another varied size, for a model without a context, was silently dropped.
+  if (o.bench.model_options.block_size > 0 && !nn::is_language_model(o.bench.model)) {
+    throw Error(
+        fmt::format("--block: {} has no context length; --block sets a transformer's (transformer, "
+                    "gpt2-small, gpt2-medium)",
+                    o.bench.model));
+  }
 #ifndef _OPENMP
   if (o.vary.var == SweepVar::threads) {
     throw Error("--vary threads: this build has no OpenMP, so it always runs one thread");

@@ -19,6 +19,12 @@ analysis::BenchOptions bench_options(const BenchCliOptions& o) {
   b.seed = o.seed;
   b.model_options.image_size = o.image_size;
   b.model_options.block_size = o.block_size;
+  if (!o.data.empty() && o.image_size > 0) {
+    // model_options_for takes the size from the data set's examples; a --image-size beside it
+    // was silently dropped.
+    throw UsageError("--image-size: with --data the data set's examples set the input size (" +
+                     o.data + "); leave --image-size out");
+  }
   if (!o.data.empty()) {
     // Real inputs: the held-out split for inference, the training split for training steps,
     // with the model shaped for them (classes, image size, vocabulary).

@@ -73,7 +73,11 @@ int compare_model(const CompareOptions& o) {
   }
   analysis::BenchOptions base = bench_options(o.bench);
   if (!base.qps.empty()) throw UsageError("compare: --qps is for `prism bench`");
-  analysis::check_bench_options(base);
+  try {
+    analysis::check_bench_options(base);  // a batch given twice, ...: usage errors
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   const int default_threads = o.bench.threads > 0 ? o.bench.threads : max_threads();
   base.duration_s = o.bench.duration_s / o.rounds;
   base.min_iters = 3;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,12 +36,20 @@ json rate_json(const RateStats& r) {
   return json{{"best", r.best}, {"median", r.median}, {"worst", r.worst}, {"reps", r.reps}};
 }
 
+// A measured rate is positive and its repetitions are ordered, 0 < worst <= median <= best:
+// a cache that says otherwise was not written by us, and a zero or negative peak would print
+// a ridge point of 0 or below and divide every "% of peak" by nothing.
 RateStats rate_from(const json& j) {
   RateStats r;
   r.best = j.at("best").get<double>();
   r.median = j.at("median").get<double>();
   r.worst = j.at("worst").get<double>();
   r.reps = j.at("reps").get<int>();
+  if (!(r.worst > 0 && r.worst <= r.median && r.median <= r.best && std::isfinite(r.best)) ||
+      r.reps < 1) {
+    throw std::runtime_error("a rate must have 0 < worst <= median <= best and reps >= 1, got " +
+                             j.dump());
+  }
   return r;
 }
 
@@ -127,6 +136,13 @@ MachinePeak entry_from(const json& j) {
   m.load_avg = j.value("load_avg", -1.0);
   m.clock = j.value("clock", "");
   m.stream_array_bytes = j.at("stream_array_bytes").get<int64_t>();
+  // Counts and sizes a measurement cannot have had (0 cache bytes = unknown, allowed).
+  if (m.logical_cpus < 1 || m.physical_cores < 1 || m.stream_array_bytes < 1 || m.caches.l1d < 0 ||
+      m.caches.l2 < 0 || m.caches.l3 < 0) {
+    throw std::runtime_error(
+        "logical_cpus, physical_cores and stream_array_bytes must be positive and the cache "
+        "sizes 0 or more");
+  }
   for (const json& r : j.at("rows")) {
     ThreadLimits t;
     t.threads = r.at("threads").get<int>();
@@ -212,6 +228,8 @@ std::optional<MachinePeak> read_machine_cache(const std::string& path, const std
   if (path.empty() || !fs::exists(path, ec)) return std::nullopt;
   std::string problem;
   try {
+    // A directory would read as empty, and a device such as /dev/zero would be read forever.
+    if (!fs::is_regular_file(path, ec)) throw std::runtime_error("is not a regular file");
     std::ifstream probe(path);
     if (!probe) {
       throw std::runtime_error(std::string("cannot be read (") + std::strerror(errno) + ")");
@@ -236,6 +254,10 @@ void write_machine_cache(const std::string& path, const MachinePeak& m) {
   if (path.empty()) throw std::runtime_error("machine cache: no path (set PRISM_MACHINE_CACHE)");
   json doc{{"format", kFormat}, {"version", kFormatVersion}, {"machines", json::object()}};
   std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    throw std::runtime_error("cannot write the machine cache " + path +
+                             ": it is not a regular file");
+  }
   if (fs::exists(path, ec)) {
     try {
       doc = parse_cache(read_text(path));  // keep the other builds' entries

@@ -163,10 +163,13 @@ void check_options(const std::string& name, const ModelOptions& o) {
     throw Error("make_model(mlp): give the hidden widths or width/depth, not both");
   }
   constexpr int64_t kMaxWidth = int64_t{1} << 16, kMaxDepth = 1024;
-  if (o.width > kMaxWidth || o.depth > kMaxDepth) {
-    throw Error("make_model(" + name + "): width " + std::to_string(o.width) + " / depth " +
-                std::to_string(o.depth) + " is past the largest allowed (" +
-                std::to_string(kMaxWidth) + " / " + std::to_string(kMaxDepth) + ")");
+  if (o.width > kMaxWidth) {
+    throw Error("make_model(" + name + "): width " + std::to_string(o.width) +
+                " is past the largest allowed, " + std::to_string(kMaxWidth));
+  }
+  if (o.depth > kMaxDepth) {
+    throw Error("make_model(" + name + "): depth " + std::to_string(o.depth) +
+                " is past the largest allowed, " + std::to_string(kMaxDepth));
   }
 }
 

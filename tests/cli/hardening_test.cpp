@@ -273,3 +273,23 @@ TEST_CASE("second pass: a safetensors entry with a key twice is refused") {
   CHECK(r.code == 1);
   CHECK(contains(r.err, "the header repeats the key 'dtype' inside one object"));
 }
+
+TEST_CASE("issue 16: bench flags that were accepted and then ignored or repeated are refused") {
+  TempDir dir;
+  // A batch size twice was measured twice and printed as two rows of one batch.
+  const RunResult twice =
+      run_prism("bench mlp --batch 1,1 --duration 0.05 --no-peak --json b.json", dir.path());
+  CHECK(twice.code == 2);
+  CHECK(contains(twice.err, "batch size 1 is given twice"));
+  CHECK_FALSE(fs::exists(dir / "b.json"));
+  const RunResult off = run_prism(
+      "bench mlp --model-off --data spirals --batch 8,8 --duration 0.05 --no-peak", dir.path());
+  CHECK(off.code == 2);
+  CHECK(contains(off.err, "batch size 8 is given twice"));
+  // --image-size beside --data: the data set's examples set the size, and the flag was dropped.
+  const RunResult size = run_prism(
+      "bench cnn --data shapes --image-size 32 --batch 1 --duration 0.05 --no-peak", dir.path());
+  CHECK(size.code == 2);
+  CHECK(contains(size.err, "--image-size: with --data"));
+  CHECK(outputs_in(dir.path()).empty());
+}

@@ -61,6 +61,10 @@ TEST_CASE("prism models: bad input exits 2 with a message, before any work") {
   CHECK(contains(batch.err, "--batch"));
   const RunResult none = run_prism("models --no-peak", dir.path());
   CHECK(none.code == 2);
+  // Issue 16's hostile test: --block with no GPT among the models was dropped silently.
+  const RunResult block = run_prism("models mlp cnn --block 5 --no-peak", dir.path());
+  CHECK(block.code == 2);
+  CHECK(contains(block.err, "none of the models has one"));
   const RunResult json = run_prism("models mlp --no-peak --json nodir/m.json", dir.path());
   CHECK(json.code != 0);
   CHECK(contains(json.err, "nodir"));

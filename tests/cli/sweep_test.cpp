@@ -93,6 +93,8 @@ TEST_CASE("prism sweep: bad input is refused before any work, naming the problem
       {"sweep mlp --vary batch=1,2 --batch 4", 2, "with --vary batch= leave it out"},
       {"sweep mlp --vary threads=1,2 --threads 2", 2, "with --vary threads= leave it out"},
       {"sweep nosuch --vary batch=1,2", 2, "nosuch"},
+      // Issue 16's hostile test: a --block for a model without a context was dropped silently.
+      {"sweep mlp --vary batch=1,2 --block 5", 2, "--block: mlp has no context length"},
       {"sweep mlp --vary batch=1,2 --json no/such/dir/s.json", 1, "no/such/dir/s.json"},
   };
   for (const Bad& b : cases) {

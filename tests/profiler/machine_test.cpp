@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -265,6 +266,53 @@ TEST_CASE("a corrupt machine cache is a warning and a new measurement, never a c
   CHECK_FALSE(more.from_cache);
   CHECK(more.peak.rows.size() == 2);
   CHECK_FALSE(prof::load_or_measure(path, tiny(1), true).from_cache);
+}
+
+TEST_CASE("a cache entry with impossible figures is refused, not printed") {
+  // Issue 16's hostile test: a cached best of 0 printed a ridge point of 0.00, a negative one
+  // -0.17, a best under its median "429.4 (407.7--5.0)", and 0 cores or STREAM bytes
+  // "3 arrays of 0 doubles". Each is a bad entry now: a warning and a new measurement.
+  TempDir dir;
+  const std::string path = dir.file("machine.json");
+  const std::string key = "k";
+  auto refused = [&](const std::function<void(prof::MachinePeak&)>& spoil) {
+    prof::MachinePeak m = made_up(key);
+    spoil(m);
+    fs::remove(path);
+    prof::write_machine_cache(path, m);
+    std::string warning;
+    const bool read = prof::read_machine_cache(path, key, &warning).has_value();
+    CHECK(warning.find("bad entry") != std::string::npos);
+    return !read;
+  };
+  CHECK(refused([](prof::MachinePeak& m) { m.rows[0].triad_gbps = {0, 0, 0, 9}; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.rows[1].fma_gflops.best = -5; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.rows[1].fma_gflops.best = 100; }));  // < median
+  CHECK(refused([](prof::MachinePeak& m) { m.rows[0].copy_gbps.reps = 0; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.logical_cpus = 0; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.physical_cores = -3; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.stream_array_bytes = -1; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.caches.l2 = -5; }));
+  // The untouched entry still reads.
+  fs::remove(path);
+  prof::write_machine_cache(path, made_up(key));
+  CHECK(prof::read_machine_cache(path, key, nullptr).has_value());
+}
+
+TEST_CASE("a cache path that is not a regular file is a warning, never read or replaced") {
+  TempDir dir;
+  std::string warning;
+  // A directory read as an empty file ("not valid JSON"); a device like /dev/zero was read
+  // until memory ran out.
+  const std::string sub = dir.file("cache_dir");
+  fs::create_directories(sub);
+  CHECK_FALSE(prof::read_machine_cache(sub, "k", &warning).has_value());
+  CHECK(warning.find("is not a regular file") != std::string::npos);
+  warning.clear();
+  CHECK_FALSE(prof::read_machine_cache("/dev/zero", "k", &warning).has_value());
+  CHECK(warning.find("is not a regular file") != std::string::npos);
+  CHECK_THROWS_AS(prof::write_machine_cache(sub, made_up("k")), std::runtime_error);
+  CHECK(fs::is_directory(sub));
 }
 
 TEST_CASE("a cache that cannot be written is a warning") {
