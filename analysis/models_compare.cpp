@@ -186,6 +186,29 @@ std::string describe_match(const WidthMatch& m) {
 
 // ---- checking --------------------------------------------------------------------------------
 
+namespace {
+
+// The bench settings of one model and mode in a round: what check_models_options checks and
+// run_models measures with.
+BenchOptions bench_options_for(const ModelsOptions& o, const std::string& model, BenchMode mode,
+                               const nn::ModelOptions& options) {
+  BenchOptions b;
+  b.model = model;
+  b.mode = mode;
+  b.batches = {o.batch};
+  b.warmup = o.warmup;
+  b.duration_s = o.duration_s;
+  b.min_iters = o.min_iters;
+  b.profile_calls = o.profile_calls;
+  b.seed = o.seed;
+  b.model_options = options;
+  b.check_environment = false;  // run_models reads the environment once for all
+  b.peak = false;               // and the machine's peak
+  return b;
+}
+
+}  // namespace
+
 void check_models_options(const ModelsOptions& o) {
   if (o.models.empty()) throw Error("models: name at least one model (e.g. mlp cnn transformer)");
   for (size_t i = 0; i < o.models.size(); ++i) {
@@ -222,16 +245,8 @@ void check_models_options(const ModelsOptions& o) {
   if (o.min_iters < 1 || o.warmup < 0 || o.profile_calls < 1) {
     throw Error("models: the call counts must be positive");
   }
-  BenchOptions b;
-  b.batches = {o.batch};
-  b.duration_s = o.duration_s;
-  b.warmup = o.warmup;
-  b.min_iters = o.min_iters;
-  b.profile_calls = o.profile_calls;
-  b.model_options = o.model_options;
   for (const std::string& m : o.models) {
-    b.model = m;
-    check_bench_options(b);  // batch range, duration
+    check_bench_options(bench_options_for(o, m, BenchMode::train, o.model_options));
   }
 }
 
@@ -314,18 +329,11 @@ void finish(ModeResult& m, double peak_gflops) {
 void probe_attention(const ModelsOptions& o, const nn::ModelOptions& options, AttentionProbe& p,
                      std::vector<ClassTimes>& rounds) {
   if (!p.skipped.empty()) return;
-  BenchOptions b;
-  b.model = p.model;
-  b.mode = p.mode;
-  b.batches = {o.batch};
-  b.iters = 1;
+  nn::ModelOptions at_block = options;
+  at_block.block_size = p.block;
+  BenchOptions b = bench_options_for(o, p.model, p.mode, at_block);
+  b.iters = 1;  // the probe needs the profiled window's class times, not a timing
   b.warmup = 1;
-  b.profile_calls = o.profile_calls;
-  b.seed = o.seed;
-  b.model_options = options;
-  b.model_options.block_size = p.block;
-  b.check_environment = false;
-  b.peak = false;
   try {
     rounds.push_back(run_bench(b).batches.at(0).class_ns);
     p.rounds_pct.push_back(attention_share(rounds.back()));
@@ -373,12 +381,8 @@ ModelsResult run_models(const ModelsOptions& o) {
   // larger of the two modes), from a dry run on the meta device.
   const int64_t ram = physical_memory_bytes();
   for (size_t i = 0; i < n; ++i) {
-    BenchOptions b;
-    b.model = o.models[i];
-    b.mode = BenchMode::train;
-    b.model_options = options[i];
-    b.seed = o.seed;
-    const int64_t need = dry_run_peak_bytes(b, o.batch);
+    const int64_t need = dry_run_peak_bytes(
+        bench_options_for(o, o.models[i], BenchMode::train, options[i]), o.batch);
     if (ram > 0 && need > ram) {
       throw Error(fmt::format(
           "models: {} at batch {} needs about {:.1f} GiB of tensors in one training step, more "
@@ -409,19 +413,7 @@ ModelsResult run_models(const ModelsOptions& o) {
           o.progress(
               fmt::format("round {}/{}: {} {}", r + 1, o.rounds, bench_mode_name(mode), mr.model));
         }
-        BenchOptions b;
-        b.model = mr.model;
-        b.mode = mode;
-        b.batches = {o.batch};
-        b.warmup = o.warmup;
-        b.duration_s = o.duration_s;
-        b.min_iters = o.min_iters;
-        b.profile_calls = o.profile_calls;
-        b.seed = o.seed;
-        b.model_options = options[i];
-        b.check_environment = false;  // read once above
-        b.peak = false;               // read once above
-        const BenchResult br = run_bench(b);
+        const BenchResult br = run_bench(bench_options_for(o, mr.model, mode, options[i]));
         if (mr.input.empty()) mr.input = br.input;
         ModeResult& m = mode == BenchMode::train ? mr.train : mr.infer;
         m.mode = mode;

@@ -276,6 +276,35 @@ void add_machine_options(CLI::App& cmd, MachineOptions& o) {
       ->check(whole_number(1, 65536));
 }
 
+// Options several model commands share, each defined once: the same flag, text and checks
+// in bench, compare, models and sweep.
+void add_model_threads(CLI::App& cmd, int& threads) {
+  cmd.add_option("--threads", threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+}
+void add_model_seed(CLI::App& cmd, uint64_t& seed) {
+  cmd.add_option("--seed", seed, "seed for the weights and the synthetic inputs")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+}
+void add_image_size(CLI::App& cmd, int64_t& image_size) {
+  cmd.add_option("--image-size", image_size,
+                 "image models: square input size (default the model's)")
+      ->check(whole_number(1, 4096));
+}
+void add_block(CLI::App& cmd, int64_t& block_size) {
+  cmd.add_option("--block", block_size, "transformers: context length (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+}
+void add_kernel(CLI::App& cmd, std::vector<std::string>& kernels) {
+  cmd.add_option("--kernel", kernels, "run a kernel variant for an op, e.g. matmul=naive")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);
+}
+void add_no_peak(CLI::App& cmd, bool& no_peak) {
+  cmd.add_flag("--no-peak", no_peak, "do not look up or measure the machine's peak FLOP/s");
+}
+
 void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json) {
   cmd.add_option("--mode", o.mode, "infer (forward, eval mode, no grad) or train (full steps)")
       ->check(CLI::IsMember({"infer", "train"}))
@@ -286,22 +315,16 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
       ->delimiter(',')
       ->check(whole_number(1, 1'000'000))
       ->type_name("N,...");
-  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
-      ->check(whole_number(1, 1024));
+  add_model_threads(cmd, o.threads);
   cmd.add_option("--warmup", o.warmup, "warm calls after the cold one, before timing")
       ->check(whole_number(0, 100'000))
       ->capture_default_str();
   cmd.add_option("--duration", o.duration_s, "seconds of timed calls per batch size")
       ->check(positive_number(1e6))
       ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_option("--image-size", o.image_size,
-                 "image models: square input size (default the model's)")
-      ->check(whole_number(1, 4096));
-  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
-      ->check(whole_number(1, 1'000'000));
+  add_model_seed(cmd, o.seed);
+  add_image_size(cmd, o.image_size);
+  add_block(cmd, o.block_size);
   cmd.add_option("--device", o.device, "cpu, or cuda (needs a GPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
@@ -309,7 +332,7 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
                  "inputs from a data set (as `train --data`: fashion-mnist, shapes, text, a path) "
                  "instead of synthetic ones")
       ->type_name("NAME|PATH");
-  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
+  add_no_peak(cmd, o.no_peak);
   if (with_json) {
     cmd.add_option("--json", o.json_path, "write the result, every call's time included")
         ->type_name("FILE")
@@ -323,9 +346,7 @@ void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
   cmd.add_option("--iters", o.iters,
                  "exactly this many timed calls per batch size (overrides --duration)")
       ->check(whole_number(1, 100'000'000));
-  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
-      ->type_name("OP=VARIANT")
-      ->allow_extra_args(false);
+  add_kernel(cmd, o.kernels);
   cmd.add_option(
          "--qps", o.qps,
          "server scenario: Poisson request rates to sweep, comma-separated, e.g. 50,100,200")
@@ -361,8 +382,7 @@ void add_models_options(CLI::App& cmd, ModelsOptions& o) {
   cmd.add_option("--batch", o.batch, "batch size for every model")
       ->check(whole_number(1, 1'000'000))
       ->capture_default_str();
-  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
-      ->check(whole_number(1, 1024));
+  add_model_threads(cmd, o.threads);
   cmd.add_option("--rounds", o.rounds,
                  "interleaved rounds (every model once per mode a round, the order rotated)")
       ->check(whole_number(1, 1000))
@@ -370,12 +390,9 @@ void add_models_options(CLI::App& cmd, ModelsOptions& o) {
   cmd.add_option("--duration", o.duration_s, "seconds of timed calls per model, mode and round")
       ->check(positive_number(1e6))
       ->capture_default_str();
-  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
-      ->check(whole_number(1, 1'000'000));
-  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
+  add_model_seed(cmd, o.seed);
+  add_block(cmd, o.block_size);
+  add_no_peak(cmd, o.no_peak);
   cmd.add_option("--json", o.json_path, "also write the comparison as JSON")
       ->type_name("FILE")
       ->check(file_name());
@@ -393,8 +410,7 @@ void add_sweep_options(CLI::App& cmd, SweepOptions& o) {
       ->capture_default_str();
   cmd.add_option("--batch", o.batch, "batch size when another size varies (default the model's)")
       ->check(whole_number(1, 1'000'000));
-  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
-      ->check(whole_number(1, 1024));
+  add_model_threads(cmd, o.threads);
   cmd.add_option("--warmup", o.warmup, "warm calls before timing each point")
       ->check(whole_number(0, 100'000))
       ->capture_default_str();
@@ -405,18 +421,11 @@ void add_sweep_options(CLI::App& cmd, SweepOptions& o) {
   cmd.add_option("--predict", o.predict, "predict time and memory at this size from the fit")
       ->check(whole_number(1, 1'000'000'000));
   cmd.add_flag("--check", o.check, "with --predict: measure that size too and print the error");
-  cmd.add_option("--seed", o.seed, "seed for the weights and the synthetic inputs")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
-      ->capture_default_str();
-  cmd.add_option("--image-size", o.image_size,
-                 "image models: square input size (default the model's)")
-      ->check(whole_number(1, 4096));
-  cmd.add_option("--block", o.block_size, "transformers: context length (default the model's)")
-      ->check(whole_number(1, 1'000'000));
-  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
-      ->type_name("OP=VARIANT")
-      ->allow_extra_args(false);
-  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peak FLOP/s");
+  add_model_seed(cmd, o.seed);
+  add_image_size(cmd, o.image_size);
+  add_block(cmd, o.block_size);
+  add_kernel(cmd, o.kernels);
+  add_no_peak(cmd, o.no_peak);
   cmd.add_option("--json", o.json_path, "also write the points and the fit as JSON")
       ->type_name("FILE")
       ->check(file_name());
