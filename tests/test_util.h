@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdio>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,16 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+// One string of all the parts, for INFO: doctest 2.4.9's INFO(a, b, c) prints every const char*
+// after the first as a pointer ("layer_norm [two_pass] 0x55e6d81ca341"), so tests write
+// INFO(info_text(a, b, c)).
+template <class... Ts>
+std::string info_text(const Ts&... parts) {
+  std::ostringstream s;
+  (s << ... << parts);
+  return s.str();
 }
 
 inline bool contains(const std::string& s, const std::string& part) {

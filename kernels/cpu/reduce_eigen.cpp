@@ -34,12 +34,20 @@ void mean_eigen(const ReduceArgs<T>& a) {
   out = view(a).template cast<double>().rowwise().mean().template cast<T>();
 }
 
+// Eigen's plain maxCoeff leaves a NaN to the SIMD max instruction (PropagateFast), which can
+// drop it and return a number. PropagateNaN makes the NaN win but points at the last NaN, so a
+// row whose result is NaN is scanned for its first one: the rule of every max kernel (first NaN,
+// else the first maximum), and extra work only for rows that hold a NaN.
 template <class T>
 void max_eigen(const ReduceArgs<T>& a) {
   auto m = view(a);
   for (int64_t o = 0; o < a.rows; ++o) {
     Eigen::Index at = 0;
-    T best = m.row(o).maxCoeff(&at);
+    const T best = m.row(o).template maxCoeff<Eigen::PropagateNaN>(&at);
+    if (best != best) {
+      at = 0;
+      while (!(m(o, at) != m(o, at))) ++at;
+    }
     if (a.out) a.out[o] = best;
     if (a.index) a.index[o] = static_cast<int64_t>(at);
   }

@@ -20,8 +20,9 @@
 // sees its keys (i >= j0), kernel 3 stops at the last key its queries see.
 // Workspace: batch * heads * lq elements for D (the tensor layer allocates it; a buffer of our
 // own when a caller passes less). Head sizes above kFlashMaxHead run the naive backward.
-// Cost: 10 lq lk d + 5 lq lk + 2 lq d FLOPs per head as counted (14 lq lk d executed). Not yet
-// measured on a GPU.
+// Cost: 10 lq lk d + 5 lq lk + 2 lq d FLOPs per head as counted (14 lq lk d executed). NVIDIA
+// H200, 2026-11-26, `prism lab attention_backward --device cuda` at 1x8x1024x64:causal: 887.2 us,
+// 3.05 TFLOP/s, 0.34x the speed of the naive backward (303.0 us, 8.94 TFLOP/s: cuBLAS GEMMs).
 #include <algorithm>
 #include <optional>
 

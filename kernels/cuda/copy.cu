@@ -6,8 +6,8 @@
 // layer merged every dim) the decode is skipped.
 // Cost: 0 FLOPs; bytes = 2 x numel x element size, pure data movement. Making a transposed view
 // contiguous reads or writes one side with a large stride, so it runs well below the
-// device's bandwidth: the profile shows that price every time a view is materialised. Not yet
-// measured on a GPU (written and compiled on a machine without one).
+// device's bandwidth: the profile shows that price every time a view is materialised. Passed
+// the CUDA test suite on an NVIDIA H200 (2026-11-26); not timed alone.
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"

@@ -9,8 +9,8 @@
 //
 // Cost: one pass over memory, a few FLOPs per 8-12 bytes moved (float32): bound by bandwidth on
 // any GPU, so the figure to watch is GB/s against the device's peak. Strided inputs cost more:
-// a transposed read touches a new 32-byte sector per element. Not yet measured on a GPU (this
-// file was written and compiled on a machine without one).
+// a transposed read touches a new 32-byte sector per element. Passed the CUDA test suite on an
+// NVIDIA H200 (2026-11-26); not timed alone.
 //
 // The math is kernels/cuda/elementwise_math.cuh, the same formulas as the CPU functors.
 #include <cstdint>

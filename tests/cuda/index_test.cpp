@@ -39,7 +39,8 @@ TEST_CASE("cuda gather and its gradient match the cpu along every dim") {
     for (DType dt : {DType::f32, DType::f64, DType::i64}) {
       for (const Dims& shape : shapes) {
         for (int d = 0; d < shape.size(); ++d) {
-          INFO("gather [", variant, "] ", dtype_name(dt), " ", shape.str(), " dim ", d);
+          INFO(prism::testing::info_text("gather [", variant, "] ", dtype_name(dt), " ",
+                                         shape.str(), " dim ", d));
           // The index is larger than x along d (repeats) and as large elsewhere; a transposed
           // copy of it makes it strided.
           Dims is = shape;
@@ -75,8 +76,8 @@ TEST_CASE("cuda index_select and its gradient match the cpu, repeated rows inclu
       for (const Dims& shape : shapes) {
         for (int d = 0; d < shape.size(); ++d) {
           for (int64_t count : {int64_t{1}, int64_t{7}, 3 * shape[d]}) {
-            INFO("index_select [", variant, "] ", dtype_name(dt), " ", shape.str(), " dim ", d,
-                 " count ", count);
+            INFO(prism::testing::info_text("index_select [", variant, "] ", dtype_name(dt), " ",
+                                           shape.str(), " dim ", d, " count ", count));
             Tensor index = random_index({count}, shape[d]);
             Tensor x = dt == DType::i64 ? random_index(shape, 1000) : randn(shape, dt);
             CHECK(differs(index_select(x, d, index), index_select(gpu(x), d, gpu(index))) == "");
@@ -100,7 +101,7 @@ TEST_CASE("cuda gather and index_select refuse an index out of range like the cp
   Tensor x = randn({4, 5}, DType::f32);
   Tensor xg = gpu(x);
   for (int64_t bad : {5, -1, 99}) {
-    INFO("bad index ", bad);
+    INFO(prism::testing::info_text("bad index ", bad));
     Tensor gi = from_vector(std::vector<int64_t>{0, 1, 2, 3, 4, 0, bad, 1}, {2, 4});
     const std::string cpu_gather = error_of([&] { gather(x.narrow(0, 0, 2), 1, gi); });
     CHECK(contains(cpu_gather, "gather: index " + std::to_string(bad) + " is out of range"));

@@ -30,6 +30,7 @@
 #include "tensor/random.h"
 #include "tests/cuda/cuda_compare.h"
 #include "tests/cuda/cuda_kernel_test_util.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -91,8 +92,9 @@ void check_matmul_variant(const kernels::KernelEntry& e, std::mt19937& rng) {
       for (Layout lb : kLayouts) {
         for (bool broadcast_b : {false, true}) {
           if (broadcast_b && s.batch == 1) continue;
-          INFO(e.name, " ", sizeof(T) == 4 ? "f32 " : "f64 ", s.batch, "x", s.m, "x", s.n, "x", s.k,
-               " A ", layout_name(la), " B ", layout_name(lb), broadcast_b ? " (B broadcast)" : "");
+          INFO(prism::testing::info_text(
+              e.name, " ", sizeof(T) == 4 ? "f32 " : "f64 ", s.batch, "x", s.m, "x", s.n, "x", s.k,
+              " A ", layout_name(la), " B ", layout_name(lb), broadcast_b ? " (B broadcast)" : ""));
           Operand<T> A(s.batch, s.m, s.k, la, false, rng);
           Operand<T> B(s.batch, s.k, s.n, lb, broadcast_b, rng);
           const int64_t cn = s.batch * s.m * s.n;
@@ -158,9 +160,10 @@ void check_linear_gelu_variant(const kernels::KernelEntry& e, std::mt19937& rng)
       for (Layout lw : {Layout::row_major, Layout::transposed}) {
         for (bool with_bias : {false, true}) {
           for (bool keep_z : {false, true}) {
-            INFO(e.name, " ", sizeof(T) == 4 ? "f32 " : "f64 ", s.rows, "x", s.in, "x", s.out,
-                 " x ", layout_name(lx), " w ", layout_name(lw), with_bias ? " bias" : "",
-                 keep_z ? " z" : "");
+            INFO(prism::testing::info_text(e.name, " ", sizeof(T) == 4 ? "f32 " : "f64 ", s.rows,
+                                           "x", s.in, "x", s.out, " x ", layout_name(lx), " w ",
+                                           layout_name(lw), with_bias ? " bias" : "",
+                                           keep_z ? " z" : ""));
             Operand<T> X(1, s.rows, s.in, lx, false, rng);
             Operand<T> W(1, s.out, s.in, lw, false, rng);
             std::vector<T> bias = cuda_kernel_test::random_vector<T>(size_t(s.out), rng);
@@ -217,7 +220,7 @@ TEST_CASE("cuda matmul front end: shapes, broadcasting, views, empty k, gradient
   manual_seed(21);
   cuda_test::for_each_cuda_variant("matmul", [](const std::string& variant) {
     for (DType dt : cuda_test::kFloatTypes) {
-      INFO(variant, " ", dtype_name(dt));
+      INFO(prism::testing::info_text(variant, " ", dtype_name(dt)));
       const double rt = rtol_for(dt), at = atol_for(dt);
       Tensor a = randn({7, 13}, dt), b = randn({13, 5}, dt), bt = randn({5, 13}, dt);
       CHECK(mismatch(matmul(a, b), matmul(gpu(a), gpu(b)), rt, at) == "");
@@ -247,7 +250,7 @@ TEST_CASE("cuda linear_gelu front end: forward and gradients match the cpu") {
   manual_seed(22);
   cuda_test::for_each_cuda_variant("linear_gelu", [](const std::string& variant) {
     for (DType dt : cuda_test::kFloatTypes) {
-      INFO(variant, " ", dtype_name(dt));
+      INFO(prism::testing::info_text(variant, " ", dtype_name(dt)));
       const double rt = rtol_for(dt), at = atol_for(dt);
       Tensor x = randn({2, 5, 24}, dt), w = randn({17, 24}, dt), b = randn({17}, dt);
       Tensor g = randn({2, 5, 17}, dt);

@@ -15,6 +15,7 @@
 #include "tensor/optim_ops.h"
 #include "tensor/random.h"
 #include "tests/cuda/cuda_compare.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -39,8 +40,9 @@ TEST_CASE("cuda sgd_update_ matches the cpu bit for bit in every mode") {
     for (DType dt : kFloatTypes) {
       for (int64_t n : kSizes) {
         for (const SgdHyper& h : modes) {
-          INFO("sgd_update [", variant, "] ", dtype_name(dt), " n ", n, " momentum ", h.momentum,
-               " nesterov ", h.nesterov, " wd ", h.weight_decay);
+          INFO(prism::testing::info_text("sgd_update [", variant, "] ", dtype_name(dt), " n ", n,
+                                         " momentum ", h.momentum, " nesterov ", h.nesterov, " wd ",
+                                         h.weight_decay));
           Tensor p = randn({n}, dt), v = zeros({n}, dt);
           Tensor pg = gpu(p), vg = gpu(v);
           for (int s = 0; s < kSteps; ++s) {
@@ -70,8 +72,9 @@ TEST_CASE("cuda adam_update_ matches the cpu bit for bit, Adam and AdamW") {
     for (DType dt : kFloatTypes) {
       for (int64_t n : kSizes) {
         for (const Mode& mode : modes) {
-          INFO("adam_update [", variant, "] ", dtype_name(dt), " n ", n, " wd ", mode.weight_decay,
-               (mode.decoupled ? " AdamW" : ""));
+          INFO(prism::testing::info_text("adam_update [", variant, "] ", dtype_name(dt), " n ", n,
+                                         " wd ", mode.weight_decay,
+                                         (mode.decoupled ? " AdamW" : "")));
           Tensor p = randn({n}, dt), m = zeros({n}, dt), v = zeros({n}, dt);
           Tensor pg = gpu(p), mg = gpu(m), vg = gpu(v);
           AdamHyper h;

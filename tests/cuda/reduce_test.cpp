@@ -22,6 +22,7 @@
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/cuda/cuda_compare.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -70,8 +71,9 @@ TEST_CASE("cuda sum and mean match the cpu on every path") {
         for (const Case& c : kCases) {
           for (bool transposed : {false, true}) {
             if (transposed && c.shape.size() < 2) continue;
-            INFO(op, " [", variant, "] ", dtype_name(dt), " ", c.shape.str(), " dims ",
-                 c.dims.size(), (transposed ? " transposed" : ""));
+            INFO(prism::testing::info_text(op, " [", variant, "] ", dtype_name(dt), " ",
+                                           c.shape.str(), " dims ", c.dims.size(),
+                                           (transposed ? " transposed" : "")));
             Dims base_shape = c.shape;
             if (transposed) std::swap(base_shape[0], base_shape[1]);
             Tensor base = randn(base_shape, dt);
@@ -113,8 +115,8 @@ TEST_CASE("cuda max and argmax return the cpu's value and first index, ties incl
         for (const Case& c : kCases) {
           if (c.dims.size() > 1) continue;  // max and argmax take one dim or all
           for (bool ties : {false, true}) {
-            INFO(op, " [", variant, "] ", dtype_name(dt), " ", c.shape.str(),
-                 (ties ? " ties" : ""));
+            INFO(prism::testing::info_text(op, " [", variant, "] ", dtype_name(dt), " ",
+                                           c.shape.str(), (ties ? " ties" : "")));
             Tensor x = ties ? tied_values(c.shape, dt) : randn(c.shape, dt);
             Tensor xg = gpu(x);
             if (c.dims.empty()) {
@@ -149,7 +151,7 @@ TEST_CASE("cuda max and argmax let NaN win, at its first position") {
   for (const char* op : {"max", "argmax"}) {
     cuda_test::for_each_cuda_variant(op, [&](const std::string& variant) {
       for (DType dt : kFloatTypes) {
-        INFO(op, " [", variant, "] ", dtype_name(dt));
+        INFO(prism::testing::info_text(op, " [", variant, "] ", dtype_name(dt)));
         Tensor xd = x.to(dt), xg = gpu(x.to(dt));
         CHECK(differs(argmax(xd, 1), argmax(xg, 1)) == "");
         CHECK(differs(max(xd, 1), max(xg, 1)) == "");

@@ -16,6 +16,7 @@
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/cuda/cuda_compare.h"
+#include "tests/test_util.h"
 
 namespace prism {
 namespace {
@@ -49,8 +50,9 @@ TEST_CASE("cuda softmax and log_softmax match the cpu over every dim") {
           for (int d = -nd; d < nd; ++d) {
             for (bool transposed : {false, true}) {
               if (transposed && nd < 2) continue;
-              INFO(op, " [", variant, "] ", dtype_name(dt), " ", shape.str(), " dim ", d,
-                   (transposed ? " transposed" : ""));
+              INFO(prism::testing::info_text(op, " [", variant, "] ", dtype_name(dt), " ",
+                                             shape.str(), " dim ", d,
+                                             (transposed ? " transposed" : "")));
               Dims base_shape = shape;
               if (transposed) std::swap(base_shape[0], base_shape[nd - 1]);
               Tensor base = randn(base_shape, dt, 0, 3);
@@ -77,7 +79,7 @@ TEST_CASE("cuda softmax handles large logits and rows of -inf like the cpu") {
     const bool log = std::string(op) == "log_softmax";
     cuda_test::for_each_cuda_variant(op, [&](const std::string& variant) {
       for (DType dt : kFloatTypes) {
-        INFO(op, " [", variant, "] ", dtype_name(dt));
+        INFO(prism::testing::info_text(op, " [", variant, "] ", dtype_name(dt)));
         Tensor xd = x.to(dt);
         const Tol tol = tol_for(log, dt);
         CHECK(mismatch(run(log, xd, 1), run(log, gpu(xd), 1), tol.rtol, tol.atol) == "");
@@ -97,7 +99,8 @@ TEST_CASE("cuda softmax backward matches the cpu") {
         for (const Dims& shape : kShapes) {
           const int nd = shape.size();
           for (int d : {0, nd - 1}) {
-            INFO(bw, " [", variant, "] ", dtype_name(dt), " ", shape.str(), " dim ", d);
+            INFO(prism::testing::info_text(bw, " [", variant, "] ", dtype_name(dt), " ",
+                                           shape.str(), " dim ", d));
             Tensor x = randn(shape, dt, 0, 2);
             Tensor w = randn(shape, dt);
             Tensor xc = x.detach().set_requires_grad();

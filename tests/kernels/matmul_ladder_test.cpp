@@ -24,6 +24,7 @@
 
 #include "kernels/args.h"
 #include "kernels/registry.h"
+#include "tests/test_util.h"
 
 namespace prism::kernels {
 namespace {
@@ -258,7 +259,7 @@ TEST_CASE("matmul ladder: k = 0 gives zeros, and empty products write nothing") 
     MatmulArgs<float> args{a.data(), b.data(), c.data() + 1, 1, 2, 3, 0, 0, 0, 1, 0, 3, 1};
     registry().at("matmul", Device::cpu).at(v).get<MatmulArgs, float>()(args);
     const std::string name = v;
-    INFO("variant ", name);
+    INFO(prism::testing::info_text("variant ", name));
     CHECK(c.front() == -1.0f);
     CHECK(c.back() == -1.0f);
     for (int i = 1; i <= 6; ++i) CHECK(c[i] == 0.0f);

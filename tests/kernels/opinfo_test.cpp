@@ -12,6 +12,7 @@
 #include "kernels/opinfo/op_info.h"
 #include "kernels/opinfo/validate.h"
 #include "kernels/registry.h"
+#include "tests/test_util.h"
 
 namespace prism::opinfo {
 namespace {
@@ -38,7 +39,7 @@ TEST_CASE("opinfo: every registered op has exactly one description") {
 
 TEST_CASE("opinfo: every description is complete") {
   for (const OpInfo& op : op_infos()) {
-    INFO("op ", op.op);
+    INFO(prism::testing::info_text("op ", op.op));
     CHECK_FALSE(op.summary.empty());
     CHECK_FALSE(op.size_syntax.empty());
     CHECK_FALSE(op.default_sizes.empty());
@@ -48,7 +49,7 @@ TEST_CASE("opinfo: every description is complete") {
     CHECK_MESSAGE(op.tolerance_why.size() > 20, "say why the tolerance is what it is");
     // Every sample is a valid size, and its cost is the op's formula: bytes are never zero.
     for (const std::string& size : op.validation_sizes) {
-      INFO("size ", size);
+      INFO(prism::testing::info_text("size ", size));
       auto c = op.make(size, 1);
       CHECK(c->cost().bytes > 0);
       CHECK_FALSE(c->outputs().empty());
@@ -67,8 +68,9 @@ TEST_CASE("opinfo: every CPU variant agrees with its baseline on every sample") 
       if (&e == &baseline || !e.has(DType::f32) || deliberately_wrong(e)) continue;
       for (const std::string& size : op.validation_sizes) {
         const ValidationCheck c = validate_variant(op, e, baseline, size, ++seed);
-        INFO(op.op, " [", e.name, " vs ", baseline.name, "] size ", size, ": error ", c.error,
-             " (tolerance ", op.tolerance, ") ", c.what);
+        INFO(prism::testing::info_text(op.op, " [", e.name, " vs ", baseline.name, "] size ", size,
+                                       ": error ", c.error, " (tolerance ", op.tolerance, ") ",
+                                       c.what));
         CHECK(c.ok);
         ++comparisons;
       }

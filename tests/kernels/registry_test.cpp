@@ -158,7 +158,7 @@ TEST_CASE("the built-in kernels are registered with their defaults") {
 
 TEST_CASE("canonical names: every op answers to naive, and reference where it has one") {
   for (const OpKernels* k : registry().all()) {
-    INFO(k->op(), " on ", std::string(device_name(k->device())));
+    INFO(prism::testing::info_text(k->op(), " on ", std::string(device_name(k->device()))));
     const KernelEntry* naive = k->find("naive");
     REQUIRE_MESSAGE(naive, "every op has one naive-tagged variant (--kernel OP=naive)");
     CHECK(naive->tag == VariantTag::naive);

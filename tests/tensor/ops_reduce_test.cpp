@@ -3,6 +3,8 @@
 // non-contiguous inputs, under every kernel variant.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -222,6 +224,35 @@ TEST_CASE("max with ties returns the first index, under every variant and layout
         CHECK(argmax(ref::to_tensor(Array({6}, {2, 2, 2, 2, 2, 2}), dt)).item<double>() == 0);
         CHECK(max(x, 1).to_vector<double>() == std::vector<double>{6, 4, -1, 6});
         CHECK(max(x, 0).to_vector<double>() == std::vector<double>{4, 6, 6, 4, 4});
+      }
+    });
+  }
+}
+
+TEST_CASE("max and argmax let NaN win at its first position, under every variant") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  // Rows: NaN in the middle, NaN first, two NaNs, all -inf, +inf twice. A kernel that leaves NaN
+  // to a SIMD max (Eigen's default) returns 9 and index 3 for the first row.
+  Array rows({5, 5}, {1,    7,    nan,  9,    2,     //
+                      nan,  3,    4,    5,    6,     //
+                      1,    nan,  2,    nan,  3,     //
+                      -inf, -inf, -inf, -inf, -inf,  //
+                      1,    inf,  3,    inf,  0});
+  const std::vector<double> first_in_row = {2, 0, 1, 0, 1};
+  for (const char* op : {"max", "argmax"}) {
+    for_each_variant(op, [&](const std::string& variant) {
+      for (DType dt : kFloatTypes) {
+        INFO((std::string(op) + " [" + variant + "] " + dtype_name(dt)));
+        Tensor x = ref::to_tensor(rows, dt);
+        CHECK(argmax(x, 1).to_vector<double>() == first_in_row);
+        CHECK(argmax(x.t(), 0).to_vector<double>() == first_in_row);  // strided rows
+        const std::vector<double> m = max(x, 1).to_vector<double>();
+        CHECK((std::isnan(m[0]) && std::isnan(m[1]) && std::isnan(m[2])));
+        CHECK(m[3] == -inf);
+        CHECK(m[4] == inf);
+        CHECK(argmax(x).item<double>() == 2);  // the first NaN of the whole tensor
+        CHECK(std::isnan(max(x).item<double>()));
       }
     });
   }

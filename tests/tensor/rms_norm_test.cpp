@@ -53,8 +53,8 @@ TEST_CASE("rms_norm matches the reference: variants, odd shapes, strided views")
       for (const Shape& s : shapes) {
         for (Layout l : ref::kAllLayouts) {
           for (bool with_weight : {false, true}) {
-            INFO(variant, " ", dtype_name(dt), " ", ref::shape_str(s), " ", ref::layout_name(l),
-                 with_weight ? " weight" : "");
+            INFO(prism::testing::info_text(variant, " ", dtype_name(dt), " ", ref::shape_str(s),
+                                           " ", ref::layout_name(l), with_weight ? " weight" : ""));
             ref::Input x = ref::make_input(s, l, dt, rng, -3, 5);
             ref::Input w = ref::make_input({s.back()}, Layout::stepped, dt, rng, -2, 2);
             Tensor y = rms_norm(x.t, with_weight ? w.t : Tensor());

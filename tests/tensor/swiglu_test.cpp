@@ -82,8 +82,9 @@ TEST_CASE("swiglu matches the reference: variants, dtypes, odd shapes, strided v
     for (DType dt : {DType::f32, DType::f64}) {
       for (const Shape& s : kShapes) {
         for (Layout l : ref::kAllLayouts) {
-          INFO(variant, " ", dtype_name(dt), " ", ref::shape_str(s), " gate ", ref::layout_name(l),
-               " up ", ref::layout_name(other(l)));
+          INFO(prism::testing::info_text(variant, " ", dtype_name(dt), " ", ref::shape_str(s),
+                                         " gate ", ref::layout_name(l), " up ",
+                                         ref::layout_name(other(l))));
           ref::Input gate = ref::make_input(s, l, dt, rng, -8, 8);
           ref::Input up = ref::make_input(s, other(l), dt, rng, -2, 2);
           Tensor y = swiglu(gate.t, up.t);
@@ -103,7 +104,7 @@ TEST_CASE("swiglu reads the two halves of one projection in place, without a cop
   for (const char* variant : kVariants) {
     kernels::Use use("swiglu", variant);
     for (const Shape& s : {Shape{5, 2 * 37}, Shape{2, 3, 2 * 131}, Shape{2}}) {
-      INFO(variant, " ", ref::shape_str(s));
+      INFO(prism::testing::info_text(variant, " ", ref::shape_str(s)));
       ref::Input both = ref::make_input(s, Layout::contiguous, DType::f32, rng, -6, 6);
       const int64_t c = s.back() / 2;
       Tensor gate = both.t.slice(-1, 0, c), up = both.t.slice(-1, c, 2 * c);
@@ -153,8 +154,9 @@ TEST_CASE("swiglu backward matches the reference: variants, strided inputs, one 
       for (const Shape& s : {Shape{1}, Shape{7, 1}, Shape{2, 3, 131}, Shape{13, 67}}) {
         for (Layout l : ref::kAllLayouts) {
           for (Need need : {Need{true, true}, Need{true, false}, Need{false, true}}) {
-            INFO(variant, " ", dtype_name(dt), " ", ref::shape_str(s), " gate ",
-                 ref::layout_name(l), need.gate ? " dgate" : "", need.up ? " dup" : "");
+            INFO(prism::testing::info_text(variant, " ", dtype_name(dt), " ", ref::shape_str(s),
+                                           " gate ", ref::layout_name(l), need.gate ? " dgate" : "",
+                                           need.up ? " dup" : ""));
             // Leaves of their own, viewed with the layout: the gradient reaches the leaf
             // through the view's backward.
             ref::Input gate = ref::make_input(s, l, dt, rng, -8, 8);
@@ -265,7 +267,7 @@ TEST_CASE("swiglu costs: exact FLOPs and bytes on the meta device") {
       {false, true, 5 * n, 3},  // sigmoid 3, dup 2; gate, g read (not up), dup written
   };
   for (const Expect& e : cases) {
-    INFO("dgate ", e.gate, " dup ", e.up);
+    INFO(prism::testing::info_text("dgate ", e.gate, " dup ", e.up));
     Tensor gate = randn({4, 5, 32}).set_requires_grad(e.gate);
     Tensor up = randn({4, 5, 32}).set_requires_grad(e.up);
     profiler::Session session;
