@@ -172,6 +172,13 @@ struct SweepOptions {
 };
 int run_sweep(const SweepOptions& opts);
 
+// `prism report IN.json ...`: profiles as one self-contained HTML page (cmd_report.cpp).
+struct ReportOptions {
+  std::vector<std::string> inputs;  // profiles (`prism train --profile --json`, `prism demo`)
+  std::string output_path = "report.html";
+};
+int run_report(const ReportOptions& opts);
+
 // `prism compare`: two result files, or a model run both ways, interleaved (cmd_compare.cpp).
 struct CompareOptions {
   std::vector<std::string> inputs;  // BASE.json CAND.json, or MODEL

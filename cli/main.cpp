@@ -13,6 +13,7 @@
 //   prism compare A B | MODEL  baseline against candidate, with statistics and a decision
 //   prism models A B ...       architectures side by side: costs, speed, where the time goes
 //   prism sweep MODEL --vary   how time and memory grow with one size; a fitted power law
+//   prism report IN.json ...   profiles as one self-contained HTML page (-o report.html)
 //   prism gate BASE CAND       a regression gate for CI (or --baselines DIR: the self-gate)
 //   prism check NAME           build and run an exercise's checker on the learner's file
 //   prism course               the modules, the exercises, the learner's progress, what is next
@@ -68,6 +69,8 @@ int run(int argc, char** argv) {
       return prism::cli::run_models(cl.models);
     case Command::sweep:
       return prism::cli::run_sweep(cl.sweep);
+    case Command::report:
+      return prism::cli::run_report(cl.report);
     case Command::gate:
       return prism::cli::run_gate(cl.gate);
     case Command::check:

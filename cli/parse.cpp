@@ -431,6 +431,18 @@ void add_sweep_options(CLI::App& cmd, SweepOptions& o) {
       ->check(file_name());
 }
 
+void add_report_options(CLI::App& cmd, ReportOptions& o) {
+  cmd.add_option("inputs", o.inputs,
+                 "profiles: what `prism train MODEL --profile --json F` and `prism demo` write")
+      ->type_name("IN.json")
+      ->required()
+      ->check(file_name());
+  cmd.add_option("-o,--output", o.output_path, "the HTML page to write")
+      ->type_name("FILE")
+      ->check(file_name())
+      ->capture_default_str();
+}
+
 void add_compare_options(CLI::App& cmd, CompareOptions& o) {
   cmd.add_option("inputs", o.inputs, "BASE.json CAND.json, or a MODEL to run both ways")
       ->required()
@@ -520,7 +532,7 @@ std::string unexpected_message(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
   return fmt::format(
       "unknown command '{}' (commands: bench, check, compare, course, demo, gate, lab, machine, "
-      "models, ops, summary, sweep, train)",
+      "models, ops, report, summary, sweep, train)",
       arg);
 }
 
@@ -561,6 +573,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App* sweep = app.add_subcommand(
       "sweep", "how time and memory grow with one size (batch, seq, width, depth, threads)");
   add_sweep_options(*sweep, result.sweep);
+  CLI::App* report = app.add_subcommand(
+      "report", "profiles as one self-contained HTML page: op breakdown, roofline, memory");
+  add_report_options(*report, result.report);
   CLI::App* gate = app.add_subcommand(
       "gate", "a regression gate: exit 1 when a threshold breaks (or check the baselines)");
   add_gate_options(*gate, result.gate);
@@ -615,6 +630,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.command = Command::models;
   } else if (sweep->parsed()) {
     result.command = Command::sweep;
+  } else if (report->parsed()) {
+    result.command = Command::report;
   } else if (gate->parsed()) {
     result.command = Command::gate;
   } else if (check->parsed()) {

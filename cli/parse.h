@@ -23,6 +23,7 @@ enum class Command {
   compare,
   models,
   sweep,
+  report,
   gate,
   check,
   course
@@ -46,6 +47,7 @@ struct CommandLine {
   CompareOptions compare;
   ModelsOptions models;
   SweepOptions sweep;
+  ReportOptions report;
   GateCliOptions gate;
   CheckOptions check;
   CourseOptions course;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,42 @@ json row_json(const OpRow& r) {
               {"threads_max", r.threads_max}};
 }
 
+// Live bytes over the recording, for a memory timeline (prism report): one point per alloc or
+// free, {t_ns since the recording started, live_bytes, device}, in time order. Each device's
+// samples are thinned to at most kTimelinePoints: cut into that many runs of equal count, each
+// run keeping its highest point, so the curve is the upper envelope and the peak survives.
+constexpr size_t kTimelinePoints = 8192;
+
+json memory_timeline_json(const Recording& rec) {
+  std::vector<MemSample> kept;
+  for (int32_t d = 0; d < kNumDevices; ++d) {
+    std::vector<MemSample> s;
+    for (const MemSample& m : rec.memory) {
+      if (m.device == d) s.push_back(m);
+    }
+    std::stable_sort(s.begin(), s.end(),
+                     [](const MemSample& a, const MemSample& b) { return a.t_ns < b.t_ns; });
+    const size_t runs = std::min(s.size(), kTimelinePoints);
+    for (size_t r = 0; r < runs; ++r) {
+      const size_t lo = r * s.size() / runs, hi = (r + 1) * s.size() / runs;
+      size_t best = lo;
+      for (size_t i = lo + 1; i < hi; ++i) {
+        if (s[i].live_bytes > s[best].live_bytes) best = i;
+      }
+      kept.push_back(s[best]);
+    }
+  }
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const MemSample& a, const MemSample& b) { return a.t_ns < b.t_ns; });
+  json out = json::array();
+  for (const MemSample& m : kept) {
+    out.push_back(json{{"t_ns", m.t_ns - rec.start_ns},
+                       {"live_bytes", m.live_bytes},
+                       {"device", device_label(m.device)}});
+  }
+  return out;
+}
+
 // The highest live bytes seen at any alloc or free during the recording, per device. Bytes
 // that were live before the session started count too: this is what the process held.
 json memory_json(const Recording& rec) {
@@ -62,7 +99,9 @@ json memory_json(const Recording& rec) {
     int64_t& p = peak[device_label(m.device)];
     p = std::max(p, m.live_bytes);
   }
-  return json{{"peak_live_bytes", peak}, {"samples", rec.memory.size()}};
+  return json{{"peak_live_bytes", peak},
+              {"samples", rec.memory.size()},
+              {"timeline", memory_timeline_json(rec)}};
 }
 
 }  // namespace

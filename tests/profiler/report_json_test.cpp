@@ -1,6 +1,7 @@
 // The JSON dump: meta, one object per aggregated row with raw numbers, memory, totals.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +81,18 @@ TEST_CASE("profile_json holds meta, rows matching the records, memory and totals
   CHECK((*bwd)["allocs"] == 0);
 
   CHECK(doc["memory"]["samples"] == 4);
+  // The timeline: the four samples in time order, live bytes after each alloc and free, times
+  // from the recording's start.
+  const json& timeline = doc["memory"]["timeline"];
+  REQUIRE(timeline.size() == 4);
+  const int64_t expect_live[] = {5000, 10000, 5000, 0};
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(timeline[i]["device"] == "cpu");
+    CHECK(timeline[i]["live_bytes"] == live_before + expect_live[i]);
+    CHECK(timeline[i]["t_ns"].get<int64_t>() >= 0);
+    CHECK(timeline[i]["t_ns"].get<int64_t>() <= p.wall_ns());
+    if (i > 0) CHECK(timeline[i]["t_ns"] >= timeline[i - 1]["t_ns"]);
+  }
   CHECK(doc["memory"]["peak_live_bytes"]["cpu"] == live_before + 10000);
   CHECK(doc["memory"]["peak_live_bytes"]["cuda"] == 0);
 
@@ -95,7 +108,23 @@ TEST_CASE("profile_json of an empty profile has empty ops and zero totals") {
   CHECK(doc["ops"].empty());
   CHECK(doc["totals"]["flops"] == 0);
   CHECK(doc["memory"]["samples"] == 0);
+  CHECK(doc["memory"]["timeline"].empty());
   CHECK(doc["meta"].contains("threads"));
+}
+
+TEST_CASE("profile_json thins a long memory timeline to 8192 points and keeps the peak") {
+  const int64_t live_before = memory_stats(0).live_bytes;
+  Session session;
+  for (int i = 0; i < 10000; ++i) note_alloc(0, MemRole::temporary, 16);  // rises to 160000
+  for (int i = 0; i < 10000; ++i) note_free(0, MemRole::temporary, 16);
+  const json doc = json::parse(profile_json(session.stop()));
+  const json& timeline = doc["memory"]["timeline"];
+  CHECK(doc["memory"]["samples"] == 20000);
+  CHECK(timeline.size() == 8192);
+  int64_t top = 0;
+  for (const json& t : timeline) top = std::max(top, t["live_bytes"].get<int64_t>());
+  CHECK(top == live_before + 160000);
+  CHECK(doc["memory"]["peak_live_bytes"]["cpu"] == top);
 }
 
 }  // namespace

@@ -1,0 +1,232 @@
+// Reading a profile document for the report (profile_views.h). Every field is checked with its
+// path in the message, because the reader of the error has the file open beside it.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "analysis/html/profile_views.h"
+#include "kernels/types.h"
+
+namespace prism::analysis::html {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error(path + ": " + what);
+}
+
+const json& field(const json& obj, const char* key, const std::string& path) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) fail(path + key, "missing");
+  return *it;
+}
+
+std::string text(const json& obj, const char* key, const std::string& path) {
+  const json& v = field(obj, key, path);
+  if (!v.is_string()) fail(path + key, "expected a string");
+  return v.get<std::string>();
+}
+
+double number(const json& obj, const char* key, const std::string& path) {
+  const json& v = field(obj, key, path);
+  if (!v.is_number()) fail(path + key, "expected a number");
+  return v.get<double>();
+}
+
+// A count or a byte total: a whole number, never negative.
+int64_t count(const json& obj, const char* key, const std::string& path) {
+  const json& v = field(obj, key, path);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(path + key, "expected a count (>= 0)");
+  return v.get<int64_t>();
+}
+
+// A duration or a cost: a number >= 0 (gpu_ns may also be -1, "not measured").
+double amount(const json& obj, const char* key, const std::string& path, double lowest = 0) {
+  const double v = number(obj, key, path);
+  if (v < lowest) fail(path + key, "expected a number >= " + std::to_string(int(lowest)));
+  return v;
+}
+
+ProfileOp read_op(const json& o, const std::string& path) {
+  if (!o.is_object()) fail(path.substr(0, path.size() - 1), "expected an object");
+  ProfileOp op;
+  op.name = text(o, "name", path);
+  op.phase = text(o, "phase", path);
+  op.variant = text(o, "variant", path);
+  op.grad_of = o.contains("grad_of") ? text(o, "grad_of", path) : "";
+  op.device = text(o, "device", path);
+  op.calls = count(o, "calls", path);
+  op.time_ns = amount(o, "time_ns", path);
+  op.self_ns = amount(o, "self_ns", path);
+  op.gpu_ns = o.contains("gpu_ns") ? amount(o, "gpu_ns", path, -1) : -1;
+  op.flops = amount(o, "flops", path);
+  op.bytes = amount(o, "bytes", path);
+  op.allocs = count(o, "allocs", path);
+  op.alloc_bytes = count(o, "alloc_bytes", path);
+  return op;
+}
+
+// memory.timeline as the profiler writes it (profiler/report_json.cpp): {t_ns, live_bytes,
+// device} per point, thinned to an upper envelope. One curve is drawn: the device whose peak is
+// highest (the GPU in a --device cuda run, where the host holds little).
+void read_timeline(const json& t, ProfileData& p) {
+  if (!t.is_array()) fail("memory.timeline", "expected an array of points");
+  std::string device;
+  int64_t top = -1;
+  for (const auto& [name, bytes] : p.peak_live_bytes) {
+    if (bytes > top) top = bytes, device = name;
+  }
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string path = "memory.timeline[" + std::to_string(i) + "].";
+    const json& s = t[i];
+    if (!s.is_object()) fail(path.substr(0, path.size() - 1), "expected an object");
+    if (text(s, "device", path) != device) continue;
+    MemorySample ms;
+    ms.t_ns = number(s, "t_ns", path);
+    ms.live_bytes = amount(s, "live_bytes", path);
+    p.samples.push_back(std::move(ms));
+  }
+  p.timeline_device = device;
+}
+
+void read_memory(const json& m, ProfileData& p) {
+  if (!m.is_object()) fail("memory", "expected an object");
+  const json& peaks = field(m, "peak_live_bytes", "memory.");
+  if (!peaks.is_object()) fail("memory.peak_live_bytes", "expected an object of devices");
+  for (auto it = peaks.begin(); it != peaks.end(); ++it) {
+    p.peak_live_bytes[it.key()] = count(peaks, it.key().c_str(), "memory.peak_live_bytes.");
+  }
+  const json& samples = field(m, "samples", "memory.");
+  if (samples.is_number_integer()) {
+    p.sample_count = count(m, "samples", "memory.");
+    if (m.contains("timeline")) read_timeline(m["timeline"], p);
+    return;
+  }
+  if (!samples.is_array()) fail("memory.samples", "expected a count or an array of samples");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const std::string path = "memory.samples[" + std::to_string(i) + "].";
+    const json& s = samples[i];
+    if (!s.is_object()) fail(path.substr(0, path.size() - 1), "expected an object");
+    MemorySample ms;
+    ms.t_ns = number(s, "t_ns", path);
+    ms.live_bytes = amount(s, "live_bytes", path);
+    if (s.contains("op")) ms.op = text(s, "op", path);
+    if (s.contains("roles")) {
+      const json& r = s["roles"];
+      if (!r.is_object()) fail(path + "roles", "expected an object of role: bytes");
+      for (auto it = r.begin(); it != r.end(); ++it) {
+        ms.roles.emplace_back(it.key(), amount(r, it.key().c_str(), path + "roles."));
+      }
+    }
+    p.samples.push_back(std::move(ms));
+  }
+  p.sample_count = static_cast<int64_t>(p.samples.size());
+}
+
+void read_train(const json& t, ProfileData& p) {
+  if (!t.is_object()) fail("train", "expected an object");
+  if (t.contains("model")) p.model = text(t, "model", "train.");
+  if (t.contains("data")) p.data = text(t, "data", "train.");
+  if (t.contains("device")) p.device = text(t, "device", "train.");
+  if (t.contains("steps")) p.steps = count(t, "steps", "train.");
+  if (t.contains("batch")) p.batch = count(t, "batch", "train.");
+  if (t.contains("profiled_steps")) {
+    const json& ps = t["profiled_steps"];
+    if (!ps.is_array() || ps.size() != 2 || !ps[0].is_number_integer() ||
+        !ps[1].is_number_integer()) {
+      fail("train.profiled_steps", "expected [first, last]");
+    }
+    p.profiled_steps = {ps[0].get<int64_t>(), ps[1].get<int64_t>()};
+  }
+}
+
+}  // namespace
+
+std::string ProfileOp::label() const {
+  return grad_of.empty() ? name : name + " (" + grad_of + ")";
+}
+
+ProfileData read_profile(const json& doc) {
+  const char* expected =
+      "prism report reads a profile (`prism train MODEL --profile --json F`, `prism demo`)";
+  if (!doc.is_object()) {
+    throw Error(std::string("expected a JSON object, got ") + doc.type_name() + "; " + expected);
+  }
+  // Other prism results say what they are; name it, so the user sees which file they gave.
+  if (doc.contains("kind") && doc["kind"].is_string()) {
+    throw Error("this is a " + doc["kind"].get<std::string>() + " result, not a profile; " +
+                expected);
+  }
+  if (!doc.contains("ops") || !doc.contains("meta")) {
+    throw Error(std::string("not a profile: no \"") + (doc.contains("meta") ? "ops" : "meta") +
+                "\" field; " + expected);
+  }
+  ProfileData p;
+  const json& meta = doc["meta"];
+  if (!meta.is_object()) fail("meta", "expected an object");
+  if (meta.contains("threads")) {
+    p.threads = static_cast<int>(count(meta, "threads", "meta."));
+    if (p.threads < 1) p.threads = 1;
+  }
+  const json& ops = doc["ops"];
+  if (!ops.is_array()) fail("ops", "expected an array");
+  for (size_t i = 0; i < ops.size(); ++i) {
+    p.ops.push_back(read_op(ops[i], "ops[" + std::to_string(i) + "]."));
+  }
+  read_memory(field(doc, "memory", ""), p);
+  if (doc.contains("train")) read_train(doc["train"], p);
+  return p;
+}
+
+ProfileData load_profile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a file");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(path + ": cannot be read (" + std::string(std::strerror(errno)) + ")");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string bytes = ss.str();
+  if (bytes.find_first_not_of(" \t\r\n") == std::string::npos) {
+    throw Error(path + ": the file is empty, not a profile");
+  }
+  json doc;
+  try {
+    doc = json::parse(bytes);
+  } catch (const json::parse_error& e) {
+    // nlohmann's text starts with "[json.exception.parse_error.101] "; the rest is the reason.
+    std::string why = e.what();
+    if (const size_t cut = why.find("] "); cut != std::string::npos) why = why.substr(cut + 2);
+    if (e.byte >= bytes.size() || why.find("end of input") != std::string::npos) {
+      throw Error(path +
+                  ": not valid JSON: it ends before the JSON is complete (truncated?): " + why);
+    }
+    throw Error(path + ": not valid JSON: " + why);
+  }
+  try {
+    return read_profile(doc);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+std::string describe_run(const ProfileData& p) {
+  if (p.model.empty()) return "";
+  std::string s = "model " + p.model;
+  if (!p.data.empty()) s += " on " + p.data;
+  if (p.batch > 0) s += ", batch " + std::to_string(p.batch);
+  if (p.steps > 0) s += ", " + std::to_string(p.steps) + " steps";
+  if (p.profiled_steps.size() == 2) {
+    s += " (profiled " + std::to_string(p.profiled_steps[0]) + "-" +
+         std::to_string(p.profiled_steps[1]) + ")";
+  }
+  s += ", " + std::to_string(p.threads) + (p.threads == 1 ? " thread" : " threads");
+  if (!p.device.empty()) s += ", " + p.device;
+  return s;
+}
+
+}  // namespace prism::analysis::html
