@@ -15,11 +15,8 @@
 
 namespace prism::cli {
 
-int run_report(const ReportOptions& o) {
-  check_writable(o.output_path, "report");
-  std::vector<analysis::html::ProfileData> profiles;
-  for (const std::string& path : o.inputs) profiles.push_back(analysis::html::load_profile(path));
-
+std::string report_html(const std::vector<std::string>& names,
+                        const std::vector<analysis::html::ProfileData>& profiles) {
   // The roofs from `prism machine`'s cache only: measuring takes seconds a report should not
   // spend unasked; without them the roofline view says how to add them.
   const profiler::MachinePeak* machine = profiler::machine_peak(false);
@@ -30,13 +27,23 @@ int run_report(const ReportOptions& o) {
       peaks.gflops = machine->peak_gflops(profiles[i].threads);
       peaks.gbps = machine->peak_gbps(profiles[i].threads);
     }
-    const std::string name = std::filesystem::path(o.inputs[i]).filename().string();
-    blocks.push_back(analysis::html::profile_block(name, profiles[i], peaks));
+    blocks.push_back(analysis::html::profile_block(names[i], profiles[i], peaks));
   }
   const std::string title = profiles.size() == 1
                                 ? "prism report: " + blocks[0].heading
                                 : "prism report: " + std::to_string(profiles.size()) + " profiles";
-  profiler::write_text_file(o.output_path, analysis::html::report_page(title, blocks));
+  return analysis::html::report_page(title, blocks);
+}
+
+int run_report(const ReportOptions& o) {
+  check_writable(o.output_path, "report");
+  std::vector<analysis::html::ProfileData> profiles;
+  std::vector<std::string> names;
+  for (const std::string& path : o.inputs) {
+    profiles.push_back(analysis::html::load_profile(path));
+    names.push_back(std::filesystem::path(path).filename().string());
+  }
+  profiler::write_text_file(o.output_path, report_html(names, profiles));
   std::printf("wrote %s (%zu %s)\n", o.output_path.c_str(), profiles.size(),
               profiles.size() == 1 ? "profile" : "profiles");
   return 0;

@@ -11,6 +11,7 @@
 // (train_steps.cpp), then the evaluation, the checkpoint and the profile (train_report.cpp).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -31,9 +32,12 @@ namespace {
 void check_outputs(const TrainOptions& o) {
   if (!o.trace_path.empty()) check_writable(o.trace_path, "trace");
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
+  if (!o.report_path.empty()) check_writable(o.report_path, "report");
   if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint", /*regular_file_only=*/true);
-  check_distinct_outputs(
-      {{"--save", o.save_path}, {"--json", o.json_path}, {"--trace", o.trace_path}});
+  check_distinct_outputs({{"--save", o.save_path},
+                          {"--json", o.json_path},
+                          {"--trace", o.trace_path},
+                          {"--report", o.report_path}});
 }
 
 // Resolves the options against the model's defaults, loads the data (the model's input and
@@ -81,12 +85,18 @@ TrainRun set_up(const TrainOptions& o) {
 
 }  // namespace
 
-int run_train(const TrainOptions& o) {
+int run_train(const TrainOptions& given) {
+  TrainOptions o = given;
+  // A trace comes with its page: report.html in the trace's folder, unless --report says where.
+  if (o.report_path.empty() && !o.trace_path.empty()) {
+    o.report_path = (std::filesystem::path(o.trace_path).parent_path() / "report.html").string();
+  }
   if (o.threads > 0) set_threads(o.threads);
   load_kernel_env();
   apply_kernel_flags(o.kernels);
   // --counters counts events per op in the profile, so it profiles too.
-  const bool profiling = o.profile || o.counters || !o.trace_path.empty() || !o.json_path.empty();
+  const bool profiling = o.profile || o.counters || !o.trace_path.empty() || !o.json_path.empty() ||
+                         !o.report_path.empty();
   check_outputs(o);
   TrainRun run = set_up(o);
   StepLog log = run_steps(o, run, profiling);

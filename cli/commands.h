@@ -13,6 +13,10 @@
 
 #include "kernels/types.h"
 
+namespace prism::analysis::html {
+struct ProfileData;  // analysis/html/profile_views.h
+}
+
 namespace prism::cli {
 
 // A bad value that only the command itself can judge (an unknown kernel variant, a bad
@@ -36,6 +40,7 @@ struct DemoOptions {
   std::vector<std::string> kernels;  // "op=variant" (or comma-separated lists of them)
   std::string trace_path = "trace.json";
   std::string json_path = "profile.json";
+  std::string report_path = "report.html";
   int rows = 30;  // rows of the op table to print; 0 = all
 };
 int run_demo(const DemoOptions& opts);
@@ -62,6 +67,7 @@ struct TrainOptions {
   int64_t eval_batches = 1000;  // held-out batches evaluated at the end (at most)
   std::string trace_path;
   std::string json_path;
+  std::string report_path;  // --report; "" with a --trace: report.html beside the trace
   std::string save_path;
   std::string load_path;
   bool allow_non_finite = false;  // --load/--save accept NaN/Inf weights
@@ -178,6 +184,10 @@ struct ReportOptions {
   std::string output_path = "report.html";
 };
 int run_report(const ReportOptions& opts);
+// The page run_report writes, for profiles already read (analysis/html/profile_views.h) and
+// named (a file name): also what `prism train --report` and `prism demo` write.
+std::string report_html(const std::vector<std::string>& names,
+                        const std::vector<analysis::html::ProfileData>& profiles);
 
 // `prism compare`: two result files, or a model run both ways, interleaved (cmd_compare.cpp).
 struct CompareOptions {

@@ -130,6 +130,10 @@ void add_demo_options(CLI::App& cmd, DemoOptions& o) {
       ->type_name("FILE")
       ->check(file_name())
       ->capture_default_str();
+  cmd.add_option("--report", o.report_path, "where to write the HTML report of the profile")
+      ->type_name("FILE")
+      ->check(file_name())
+      ->capture_default_str();
   cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
       ->check(whole_number(0, 1'000'000))
       ->capture_default_str();
@@ -181,6 +185,11 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
       ->check(file_name());
   cmd.add_option("--json", o.json_path,
                  "write the profile and a train summary as JSON (implies --profile)")
+      ->type_name("FILE")
+      ->check(file_name());
+  cmd.add_option("--report", o.report_path,
+                 "write the profile as a self-contained HTML page (implies --profile; with "
+                 "--trace and no --report: report.html beside the trace)")
       ->type_name("FILE")
       ->check(file_name());
   cmd.add_option("--save", o.save_path, "save the trained weights (safetensors)")

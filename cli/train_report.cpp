@@ -3,12 +3,14 @@
 // trace, JSON).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "analysis/bottleneck.h"
+#include "analysis/html/profile_views.h"
 #include "analysis/environment.h"
 #include "analysis/model_bench.h"
 #include "analysis/run_record.h"
@@ -204,12 +206,23 @@ void report_profile(const TrainOptions& o, const TrainRun& run, StepLog& log,
         "wrote %s  (timeline: open https://ui.perfetto.dev or chrome://tracing and load it)\n",
         o.trace_path.c_str());
   }
+  if (o.json_path.empty() && o.report_path.empty()) return;
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(profiler::profile_json(profile));
+  j["train"] = train_json(o, run, log, ev);
+  j["bottleneck"] = analysis::bottleneck_json(map);
   if (!o.json_path.empty()) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(profiler::profile_json(profile));
-    j["train"] = train_json(o, run, log, ev);
-    j["bottleneck"] = analysis::bottleneck_json(map);
     profiler::write_text_file(o.json_path, j.dump(2) + "\n");
     std::printf("wrote %s\n", o.json_path.c_str());
+  }
+  if (!o.report_path.empty()) {
+    // The page `prism report` would make of that JSON, read back through the same checks.
+    const nlohmann::json doc = nlohmann::json::parse(j.dump());
+    const std::string name = o.json_path.empty()
+                                 ? "the profiled window"
+                                 : std::filesystem::path(o.json_path).filename().string();
+    profiler::write_text_file(o.report_path,
+                              report_html({name}, {analysis::html::read_profile(doc)}));
+    std::printf("wrote %s  (open it in a browser)\n", o.report_path.c_str());
   }
 }
 

@@ -102,17 +102,49 @@ TEST_CASE("prism demo trains, prints the op table and writes trace.json and prof
   }
   CHECK(complete > 0);
   CHECK(matmul_events > 0);
+
+  // The HTML report of the same profile: the three views, the CNN's rows, no network at all.
+  CHECK(contains(r.out, "wrote report.html"));
+  const std::string page = read_file(dir / "report.html");
+  for (const char* s : {"<h3>Op breakdown</h3>", "<h3>Roofline</h3>", "<h3>Memory timeline (cpu)",
+                        "conv2d", "model cnn"}) {
+    CHECK_MESSAGE(contains(page, s), s);
+  }
+  CHECK_FALSE(contains(page, "http"));
 }
 
 TEST_CASE("prism demo --trace and --json choose the output paths") {
   TempDir dir;
   fs::create_directory(dir / "out");
-  const RunResult r = run_prism("demo --steps 3 --trace out/t.json --json out/p.json", dir.path());
+  const RunResult r = run_prism(
+      "demo --steps 3 --trace out/t.json --json out/p.json --report out/r.html", dir.path());
   REQUIRE(r.code == 0);
   CHECK(fs::exists(dir / "out" / "t.json"));
   CHECK(fs::exists(dir / "out" / "p.json"));
+  CHECK(fs::exists(dir / "out" / "r.html"));
   CHECK_FALSE(fs::exists(dir / "trace.json"));
+  CHECK_FALSE(fs::exists(dir / "report.html"));
   CHECK(contains(r.out, "out/t.json"));
+}
+
+TEST_CASE("prism train --trace writes report.html beside the trace; --report chooses its path") {
+  TempDir dir;
+  fs::create_directory(dir / "out");
+  RunResult r = run_prism(
+      "train mlp --data spirals --steps 12 --profile-steps 5 --threads 1 "
+      "--trace out/t.json",
+      dir.path());
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(dir / "out" / "report.html"));
+  CHECK(contains(read_file(dir / "out" / "report.html"), "model mlp on spirals"));
+  r = run_prism("train mlp --data spirals --steps 12 --profile-steps 5 --threads 1 --report p.html",
+                dir.path());
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(dir / "p.html"));
+  // The same path for two outputs is refused before the run.
+  r = run_prism("train mlp --data spirals --steps 12 --json x.html --report x.html", dir.path());
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "--report"));
 }
 
 TEST_CASE("prism demo --kernel matmul=naive runs the naive matmul") {
