@@ -218,7 +218,7 @@ void report_profile(const TrainOptions& o, const TrainRun& run, StepLog& log,
     // The page `prism report` would make of that JSON, read back through the same checks.
     const nlohmann::json doc = nlohmann::json::parse(j.dump());
     const std::string name = o.json_path.empty()
-                                 ? "the profiled window"
+                                 ? "prism train " + o.model
                                  : std::filesystem::path(o.json_path).filename().string();
     profiler::write_text_file(o.report_path,
                               report_html({name}, {analysis::html::read_profile(doc)}));

@@ -127,7 +127,7 @@ TEST_CASE("prism demo --trace and --json choose the output paths") {
   CHECK(contains(r.out, "out/t.json"));
 }
 
-TEST_CASE("prism train --trace writes report.html beside the trace; --report chooses its path") {
+TEST_CASE("prism train --trace writes report.html beside the trace, and --report chooses its path") {
   TempDir dir;
   fs::create_directory(dir / "out");
   RunResult r = run_prism(
