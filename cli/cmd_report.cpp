@@ -7,45 +7,72 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/html/profile_views.h"
 #include "analysis/html/report_page.h"
+#include "analysis/html/result_views.h"
 #include "cli/commands.h"
+#include "kernels/types.h"
 #include "profiler/machine.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli {
+namespace {
+
+// A profile's views under the roofs from `prism machine`'s cache only: measuring takes seconds
+// a report should not spend unasked; without them the roofline view says how to add them.
+analysis::html::Block profile_block(const std::string& name, const analysis::html::ProfileData& p) {
+  analysis::html::RooflinePeaks peaks;
+  if (const profiler::MachinePeak* machine = profiler::machine_peak(false)) {
+    peaks.gflops = machine->peak_gflops(p.threads);
+    peaks.gbps = machine->peak_gbps(p.threads);
+  }
+  return analysis::html::profile_block(name, p, peaks);
+}
+
+std::string page(const std::vector<analysis::html::Block>& blocks) {
+  const std::string title = blocks.size() == 1
+                                ? "prism report: " + blocks[0].heading
+                                : "prism report: " + std::to_string(blocks.size()) + " results";
+  return analysis::html::report_page(title, blocks);
+}
+
+// One input's block: a result whose "kind" has a view (bench, compare, sweep, models:
+// analysis/html/result_views.h), else a profile. Errors name the file.
+analysis::html::Block block_of(const std::string& path) {
+  const nlohmann::json doc = analysis::html::load_json(path);
+  const std::string name = std::filesystem::path(path).filename().string();
+  try {
+    if (doc.is_object() && doc.contains("kind") && doc["kind"].is_string()) {
+      if (auto make = analysis::html::find_result_view(doc["kind"].get<std::string>())) {
+        return make(name, doc);
+      }
+    }
+    return profile_block(name, analysis::html::read_profile(doc));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+}  // namespace
 
 std::string report_html(const std::vector<std::string>& names,
                         const std::vector<analysis::html::ProfileData>& profiles) {
-  // The roofs from `prism machine`'s cache only: measuring takes seconds a report should not
-  // spend unasked; without them the roofline view says how to add them.
-  const profiler::MachinePeak* machine = profiler::machine_peak(false);
   std::vector<analysis::html::Block> blocks;
-  for (size_t i = 0; i < profiles.size(); ++i) {
-    analysis::html::RooflinePeaks peaks;
-    if (machine) {
-      peaks.gflops = machine->peak_gflops(profiles[i].threads);
-      peaks.gbps = machine->peak_gbps(profiles[i].threads);
-    }
-    blocks.push_back(analysis::html::profile_block(names[i], profiles[i], peaks));
-  }
-  const std::string title = profiles.size() == 1
-                                ? "prism report: " + blocks[0].heading
-                                : "prism report: " + std::to_string(profiles.size()) + " profiles";
-  return analysis::html::report_page(title, blocks);
+  for (size_t i = 0; i < profiles.size(); ++i)
+    blocks.push_back(profile_block(names[i], profiles[i]));
+  return page(blocks);
 }
 
 int run_report(const ReportOptions& o) {
   check_writable(o.output_path, "report");
-  std::vector<analysis::html::ProfileData> profiles;
-  std::vector<std::string> names;
-  for (const std::string& path : o.inputs) {
-    profiles.push_back(analysis::html::load_profile(path));
-    names.push_back(std::filesystem::path(path).filename().string());
-  }
-  profiler::write_text_file(o.output_path, report_html(names, profiles));
-  std::printf("wrote %s (%zu %s)\n", o.output_path.c_str(), profiles.size(),
-              profiles.size() == 1 ? "profile" : "profiles");
+  // Every input is read and drawn before anything is written: a bad one leaves no page.
+  std::vector<analysis::html::Block> blocks;
+  for (const std::string& path : o.inputs) blocks.push_back(block_of(path));
+  profiler::write_text_file(o.output_path, page(blocks));
+  std::printf("wrote %s (%zu %s)\n", o.output_path.c_str(), blocks.size(),
+              blocks.size() == 1 ? "input" : "inputs");
   return 0;
 }
 

@@ -1,13 +1,9 @@
 // Reading a profile document for the report (profile_views.h). Every field is checked with its
 // path in the message, because the reader of the error has the file open beside it.
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "analysis/html/profile_views.h"
+#include "analysis/html/result_views.h"
 #include "kernels/types.h"
 
 namespace prism::analysis::html {
@@ -159,8 +155,10 @@ ProfileData read_profile(const json& doc) {
   }
   // Other prism results say what they are; name it, so the user sees which file they gave.
   if (doc.contains("kind") && doc["kind"].is_string()) {
+    std::string known;
+    for (const std::string& k : result_view_kinds()) known += (known.empty() ? "" : ", ") + k;
     throw Error("this is a " + doc["kind"].get<std::string>() + " result, not a profile; " +
-                expected);
+                expected + (known.empty() ? "" : ", or a result of kind " + known));
   }
   if (!doc.contains("ops") || !doc.contains("meta")) {
     throw Error(std::string("not a profile: no \"") + (doc.contains("meta") ? "ops" : "meta") +
@@ -184,29 +182,7 @@ ProfileData read_profile(const json& doc) {
 }
 
 ProfileData load_profile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot be read (" + std::string(std::strerror(errno)) + ")");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
-  if (bytes.find_first_not_of(" \t\r\n") == std::string::npos) {
-    throw Error(path + ": the file is empty, not a profile");
-  }
-  json doc;
-  try {
-    doc = json::parse(bytes);
-  } catch (const json::parse_error& e) {
-    // nlohmann's text starts with "[json.exception.parse_error.101] "; the rest is the reason.
-    std::string why = e.what();
-    if (const size_t cut = why.find("] "); cut != std::string::npos) why = why.substr(cut + 2);
-    if (e.byte >= bytes.size() || why.find("end of input") != std::string::npos) {
-      throw Error(path +
-                  ": not valid JSON: it ends before the JSON is complete (truncated?): " + why);
-    }
-    throw Error(path + ": not valid JSON: " + why);
-  }
+  const json doc = load_json(path);
   try {
     return read_profile(doc);
   } catch (const Error& e) {

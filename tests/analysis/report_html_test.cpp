@@ -205,7 +205,8 @@ TEST_CASE("report read_profile: what is wrong is named") {
     return "(no error)";
   };
   CHECK(has(message(json::array({1, 2})), "expected a JSON object, got array"));
-  CHECK(has(message(json{{"kind", "prism.bench"}}), "this is a prism.bench result, not a profile"));
+  CHECK(has(message(json{{"kind", "prism.baseline"}}),
+            "this is a prism.baseline result, not a profile"));
   CHECK(has(message(json{{"meta", json::object()}}), "not a profile: no \"ops\" field"));
   json bad = profile(json::array({op("a", "forward", 1), op("b", "forward", 1)}));
   bad["ops"][1]["self_ns"] = "fast";

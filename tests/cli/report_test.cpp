@@ -42,12 +42,13 @@ TEST_CASE("prism report: a training profile as one self-contained page with its 
   const RunResult r = run_prism("report p.json -o out.html", dir.path(), no_machine_cache(dir));
   REQUIRE(r.exited);
   CHECK_MESSAGE(r.code == 0, r.err);
-  CHECK(contains(r.out, "wrote out.html (1 profile)"));
+  CHECK(contains(r.out, "wrote out.html (1 input)"));
   const std::string page = read_file(dir / "out.html");
-  for (const char* s : {"<!DOCTYPE html>", "<h2>p.json</h2>", "model mlp on spirals",
-                        "<h3>Op breakdown</h3>", "<h3>Roofline</h3>", "<h3>Memory timeline (cpu)</h3>",
-                        "class=\"fwd\"", "class=\"bwd\"", "class=\"opt\"", "matmul (matmul.dA)",
-                        "run <code>prism machine</code> to add the roofline"}) {
+  for (const char* s :
+       {"<!DOCTYPE html>", "<h2>p.json</h2>", "model mlp on spirals", "<h3>Op breakdown</h3>",
+        "<h3>Roofline</h3>", "<h3>Memory timeline (cpu)</h3>", "class=\"fwd\"", "class=\"bwd\"",
+        "class=\"opt\"", "matmul (matmul.dA)",
+        "run <code>prism machine</code> to add the roofline"}) {
     CHECK_MESSAGE(contains(page, s), s);
   }
   // The profile carries its memory timeline, so the view draws a curve, not the peak alone.
@@ -70,7 +71,7 @@ TEST_CASE("prism report: several profiles, one block each, headed by the file na
   const RunResult r = run_prism("report a.json b.json", dir.path(), no_machine_cache(dir));
   REQUIRE(r.exited);
   CHECK_MESSAGE(r.code == 0, r.err);
-  CHECK(contains(r.out, "wrote report.html (2 profiles)"));  // the default output
+  CHECK(contains(r.out, "wrote report.html (2 inputs)"));  // the default output
   const std::string page = read_file(dir / "report.html");
   CHECK(contains(page, "<h2>a.json</h2>"));
   CHECK(contains(page, "<h2>b.json</h2>"));
@@ -87,7 +88,7 @@ TEST_CASE("prism report: bad input is refused with exit 1, naming the file, writ
   write(dir / "notjson.json", "hello, world\n");
   write(dir / "truncated.json", good.substr(0, good.size() / 2));
   write(dir / "array.json", "[1, 2, 3]\n");
-  write(dir / "bench.json", "{\"kind\": \"prism.bench\", \"model\": \"mlp\"}\n");
+  write(dir / "bench.json", "{\"kind\": \"prism.baseline\", \"model\": \"mlp\"}\n");
   write(dir / "other.json", "{\"name\": \"not a profile\"}\n");
   write(dir / "empty.json", "");
   std::string mistyped = good;
@@ -102,7 +103,7 @@ TEST_CASE("prism report: bad input is refused with exit 1, naming the file, writ
   };
   for (const Case& c : {Case{"notjson.json", "not valid JSON"}, Case{"truncated.json", "truncated"},
                         Case{"array.json", "expected a JSON object, got array"},
-                        Case{"bench.json", "this is a prism.bench result, not a profile"},
+                        Case{"bench.json", "this is a prism.baseline result, not a profile"},
                         Case{"other.json", "not a profile: no \"meta\" field"},
                         Case{"empty.json", "the file is empty"},
                         Case{"mistyped.json", "ops[0].self_ns: expected a number"},
