@@ -289,4 +289,34 @@ std::string format_comparison(const Comparison& c, int max_ops) {
   return out;
 }
 
+nlohmann::json comparison_to_json(const Comparison& c, const std::string& report) {
+  nlohmann::json series = nlohmann::json::array();
+  for (const SeriesComparison& s : c.series) {
+    nlohmann::json movers = nlohmann::json::array();
+    for (const OpMove& m : s.movers) {
+      movers.push_back({{"name", m.name},
+                        {"phase", m.phase},
+                        {"grad_of", m.grad_of},
+                        {"variant_a", m.variant_a},
+                        {"variant_b", m.variant_b},
+                        {"self_ns_a", m.self_ns_a},
+                        {"self_ns_b", m.self_ns_b},
+                        {"calls_a", m.calls_a},
+                        {"calls_b", m.calls_b}});
+    }
+    series.push_back({{"label", s.label},
+                      {"batch", s.batch},
+                      {"median_ns_a", s.a.p50},
+                      {"median_ns_b", s.b.p50},
+                      {"ratio", s.ratio},
+                      {"ratio_ci", {s.ratio_ci.low, s.ratio_ci.high}},
+                      {"p_value", s.test.p_two_sided},
+                      {"verdict", verdict_name(s.verdict)},
+                      {"movers", movers}});
+  }
+  return {{"kind", "prism.compare"}, {"model", c.a.model}, {"mode", c.a.mode},
+          {"change", c.change},      {"report", report},   {"series", series},
+          {"warnings", c.warnings}};
+}
+
 }  // namespace prism::analysis

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/latency.h"
 #include "analysis/run_record.h"
 #include "profiler/statistics.h"
@@ -94,5 +96,11 @@ Comparison compare_runs(const RunRecord& baseline, const RunRecord& candidate);
 // The report: one block per side, the decision per series, the quality lines, the biggest
 // movers (at most `max_ops` rows; 0 = all) and the warnings.
 std::string format_comparison(const Comparison& c, int max_ops = 10);
+
+// The comparison as JSON, "kind": "prism.compare": model, mode, change, `report` (the text
+// above) and per series the medians (a = baseline, b = candidate), ratio, its interval, the
+// p value, the verdict and the per-op movers (self time per call each side): what
+// `prism report` draws as a waterfall (analysis/html/compare_view.cpp).
+nlohmann::json comparison_to_json(const Comparison& c, const std::string& report);
 
 }  // namespace prism::analysis

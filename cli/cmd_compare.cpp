@@ -19,10 +19,21 @@
 #include "cli/bench_options.h"
 #include "cli/commands.h"
 #include "kernels/registry.h"
+#include "profiler/output_file.h"
 
 namespace prism::cli {
 
 namespace {
+
+// Prints the report, and writes it with the comparison as JSON when --json asks.
+void emit(const analysis::Comparison& c, const CompareOptions& o) {
+  const std::string report = analysis::format_comparison(c, o.rows);
+  std::fputs(report.c_str(), stdout);
+  if (!o.json_path.empty()) {
+    profiler::write_text_file(o.json_path, analysis::comparison_to_json(c, report).dump(1) + "\n");
+    std::printf("wrote %s\n", o.json_path.c_str());
+  }
+}
 
 // What one side changes: kernel variants and the thread count.
 struct Side {
@@ -118,14 +129,14 @@ int compare_model(const CompareOptions& o) {
   std::printf("compare %s --mode %s, %d interleaved rounds: A = \"%s\", B = \"%s\"\n\n",
               o.bench.model.c_str(), o.bench.mode.c_str(), o.rounds, o.a_flags.c_str(),
               o.b_flags.c_str());
-  std::fputs(analysis::format_comparison(analysis::compare_runs(rec_a, rec_b), o.rows).c_str(),
-             stdout);
+  emit(analysis::compare_runs(rec_a, rec_b), o);
   return 0;
 }
 
 }  // namespace
 
 int run_compare(const CompareOptions& o) {
+  if (!o.json_path.empty()) check_writable(o.json_path, "json");
   if (o.inputs.size() == 2) {
     if (!o.a_flags.empty() || !o.b_flags.empty()) {
       throw UsageError("--a and --b are for `prism compare MODEL`, not for two result files");
@@ -136,7 +147,7 @@ int run_compare(const CompareOptions& o) {
     } catch (const Error& e) {
       throw UsageError(e.what());  // a missing or malformed file, runs that cannot be compared
     }
-    std::fputs(analysis::format_comparison(c, o.rows).c_str(), stdout);
+    emit(c, o);
     return 0;
   }
   if (o.inputs.size() == 1) {

@@ -196,6 +196,7 @@ struct CompareOptions {
   int rounds = 4;
   BenchCliOptions bench;  // with MODEL: the settings both sides share
   int rows = 10;          // rows of the per-op table
+  std::string json_path;  // also write the comparison as JSON ("prism.compare")
 };
 int run_compare(const CompareOptions& opts);
 

@@ -466,6 +466,9 @@ void add_compare_options(CLI::App& cmd, CompareOptions& o) {
   cmd.add_option("--rows", o.rows, "rows of the per-op table (0 = all)")
       ->check(whole_number(0, 1'000'000))
       ->capture_default_str();
+  cmd.add_option("--json", o.json_path, "also write the comparison as JSON (for prism report)")
+      ->type_name("FILE")
+      ->check(file_name());
   o.bench.batches = {1, 64};
   o.bench.duration_s = 4;
   add_shared_bench_options(cmd, o.bench, false);

@@ -263,6 +263,9 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   if (peak) {
     lo.peak_gflops = peak->peak_gflops(lo.threads);
     lo.peak_gbs = peak->peak_gbps(lo.threads);
+    // With the cache levels, as `prism lab` has them: a size that fits in L1 or L2 is judged
+    // against that level's bandwidth, not DRAM's (else an in-cache kernel reads "1200% of roof").
+    lo.peaks_per_count = {{lo.peak_gflops, lo.peak_gbs, peak->level_roofs(lo.threads)}};
   }
   fmt::print(
       "\ntiming (the kernel lab: prism lab {} --sizes ...): {} thread{}, the kernel alone on raw "
