@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/bottleneck.h"
-#include "analysis/html/profile_views.h"
 #include "analysis/environment.h"
+#include "analysis/html/profile_views.h"
 #include "analysis/model_bench.h"
 #include "analysis/run_record.h"
 #include "cli/train_run.h"
@@ -208,6 +208,14 @@ void report_profile(const TrainOptions& o, const TrainRun& run, StepLog& log,
   }
   if (o.json_path.empty() && o.report_path.empty()) return;
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(profiler::profile_json(profile));
+  // The profiler knows scopes by path only; the model knows each one's type and parameters.
+  const profiler::TreeOptions modules = tree_options(*run.model);
+  for (auto& m : j["modules"]) {
+    const auto it = modules.modules.find(m["path"].get<std::string>());
+    if (it == modules.modules.end()) continue;
+    m["type"] = it->second.type;
+    m["params"] = it->second.params;
+  }
   j["train"] = train_json(o, run, log, ev);
   j["bottleneck"] = analysis::bottleneck_json(map);
   if (!o.json_path.empty()) {

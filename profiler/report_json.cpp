@@ -104,6 +104,29 @@ json memory_json(const Recording& rec) {
               {"timeline", memory_timeline_json(rec)}};
 }
 
+// The module tree (aggregate_scopes, the rows format_tree prints): one entry per scope path,
+// parents before children, each covering its subtree; backward and optimizer work count for the
+// module whose forward made them. Time is op self time, so the depth-1 rows plus the "" row
+// (ops outside every scope, depth 0) add up to totals.op_self_ns.
+json modules_json(const Profile& p) {
+  json out = json::array();
+  for (const ScopeRow& r : aggregate_scopes(p)) {
+    out.push_back(json{{"path", r.path},
+                       {"name", r.name},
+                       {"depth", r.depth},
+                       {"calls", r.calls},
+                       {"fwd_ns", r.self_ns[0]},
+                       {"bwd_ns", r.self_ns[1]},
+                       {"opt_ns", r.self_ns[2]},
+                       {"fwd_flops", r.cost[0].flops},
+                       {"bwd_flops", r.cost[1].flops},
+                       {"allocs", r.allocs},
+                       {"alloc_bytes", r.alloc_bytes},
+                       {"output_shape", r.output_shape}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string profile_json(const Profile& p) {
@@ -125,6 +148,7 @@ std::string profile_json(const Profile& p) {
   json doc{{"meta", std::move(meta)},
            {"ops", std::move(ops)},
            {"memory", memory_json(p.recording)},
+           {"modules", modules_json(p)},
            {"totals",
             {{"op_self_ns", total_op_self_ns(p)},
              {"flops", total.flops},

@@ -36,7 +36,8 @@ std::string format_tree(const Profile& p, const TreeOptions& opts = {});
 // complete ("X") events, live memory as counter ("C") events. Returns the JSON text.
 std::string trace_json(const Profile& p);
 
-// Machine-readable dump: {"meta": {...}, "ops": [aggregated rows], "memory": {...}}.
+// Machine-readable dump: {"meta", "ops": [aggregated rows], "memory": {peaks, sample count,
+// "timeline": live bytes over the window}, "modules": [the module tree's rows], "totals"}.
 std::string profile_json(const Profile& p);
 
 }  // namespace prism::profiler

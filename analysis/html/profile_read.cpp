@@ -1,5 +1,6 @@
 // Reading a profile document for the report (profile_views.h). Every field is checked with its
 // path in the message, because the reader of the error has the file open beside it.
+#include <map>
 #include <string>
 
 #include "analysis/html/profile_views.h"
@@ -139,6 +140,50 @@ void read_train(const json& t, ProfileData& p) {
     }
     p.profiled_steps = {ps[0].get<int64_t>(), ps[1].get<int64_t>()};
   }
+  if (t.contains("step_samples_ms")) {
+    const json& ms = t["step_samples_ms"];
+    if (!ms.is_array()) fail("train.step_samples_ms", "expected an array of ms per step");
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const std::string at = "train.step_samples_ms[" + std::to_string(i) + "]";
+      if (!ms[i].is_number() || ms[i].get<double>() < 0) fail(at, "expected a number >= 0");
+      p.step_ms.push_back(ms[i].get<double>());
+    }
+  }
+}
+
+// "modules" (profiler/report_json.cpp): the module tree, parents before children. Each path's
+// parent (the path up to its last ".") must come earlier, so the icicle can nest every rect.
+void read_modules(const json& mods, ProfileData& p) {
+  if (!mods.is_array()) fail("modules", "expected an array");
+  std::map<std::string, int> depth_of;
+  for (size_t i = 0; i < mods.size(); ++i) {
+    const std::string path = "modules[" + std::to_string(i) + "].";
+    const json& o = mods[i];
+    if (!o.is_object()) fail(path.substr(0, path.size() - 1), "expected an object");
+    ProfileModule m;
+    m.path = text(o, "path", path);
+    m.name = o.contains("name") ? text(o, "name", path) : "";
+    m.type = o.contains("type") ? text(o, "type", path) : "";
+    m.depth = static_cast<int>(count(o, "depth", path));
+    m.calls = count(o, "calls", path);
+    m.fwd_ns = amount(o, "fwd_ns", path);
+    m.bwd_ns = amount(o, "bwd_ns", path);
+    m.opt_ns = o.contains("opt_ns") ? amount(o, "opt_ns", path) : 0;
+    m.fwd_flops = o.contains("fwd_flops") ? amount(o, "fwd_flops", path) : 0;
+    m.bwd_flops = o.contains("bwd_flops") ? amount(o, "bwd_flops", path) : 0;
+    const size_t dot = m.path.rfind('.');
+    if (m.name.empty()) m.name = dot == std::string::npos ? m.path : m.path.substr(dot + 1);
+    if (m.depth > 1) {
+      const auto parent = depth_of.find(m.path.substr(0, dot == std::string::npos ? 0 : dot));
+      if (dot == std::string::npos || parent == depth_of.end() || parent->second != m.depth - 1) {
+        fail(path + "path", "\"" + m.path + "\" at depth " + std::to_string(m.depth) +
+                                " has no parent listed before it");
+      }
+    }
+    depth_of[m.path] = m.depth;
+    p.modules.push_back(std::move(m));
+  }
+  p.has_modules = true;
 }
 
 }  // namespace
@@ -178,6 +223,7 @@ ProfileData read_profile(const json& doc) {
   }
   read_memory(field(doc, "memory", ""), p);
   if (doc.contains("train")) read_train(doc["train"], p);
+  if (doc.contains("modules")) read_modules(doc["modules"], p);
   return p;
 }
 

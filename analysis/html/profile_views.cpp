@@ -1,5 +1,6 @@
-// The views of one profile (profile_views.h): op breakdown, roofline, memory timeline. Each
-// returns a Section whose body is an <svg> (or a note saying why there is no picture).
+// The views of one profile (profile_views.h): op breakdown, roofline, memory timeline, module
+// icicle (module_view.cpp), step time (step_view.cpp). Each returns a Section whose body is an
+// <svg> (or a note saying why there is no picture).
 #include "analysis/html/profile_views.h"
 
 #include <algorithm>
@@ -100,7 +101,10 @@ std::vector<Bar> breakdown_bars(const ProfileData& p, double* total_ns) {
 }  // namespace
 
 std::vector<Section> profile_sections(const ProfileData& p, const RooflinePeaks& peaks) {
-  return {op_breakdown_view(p), roofline_view(p, peaks), memory_view(p)};
+  std::vector<Section> out{op_breakdown_view(p), roofline_view(p, peaks), memory_view(p),
+                           module_view(p)};
+  if (std::optional<Section> steps = step_view(p)) out.push_back(std::move(*steps));
+  return out;
 }
 
 Block profile_block(const std::string& heading, const ProfileData& p, const RooflinePeaks& peaks) {

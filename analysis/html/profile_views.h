@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,18 @@ struct MemorySample {
   std::vector<std::pair<std::string, double>> roles;
 };
 
+// One row of the profile's module tree ("modules", profiler/report_json.cpp): a scope path with
+// the op self time of its whole subtree by phase; backward and optimizer work count for the
+// module whose forward made them. Path "" (depth 0) holds the ops outside every scope.
+struct ProfileModule {
+  std::string path, name;
+  std::string type;  // "Linear", when the writer knew it; else ""
+  int depth = 0;
+  int64_t calls = 0;
+  double fwd_ns = 0, bwd_ns = 0, opt_ns = 0;
+  double fwd_flops = 0, bwd_flops = 0;
+};
+
 struct ProfileData {
   int threads = 1;
   std::vector<ProfileOp> ops;
@@ -54,6 +67,11 @@ struct ProfileData {
   std::string model, data, device;
   int64_t steps = 0, batch = 0;
   std::vector<int64_t> profiled_steps;  // [first, last], 1-based
+  std::vector<double> step_ms;          // train.step_samples_ms: step i + 1 took step_ms[i]
+  // The module tree, parents before children; has_modules is false for files written before
+  // the profiler wrote one (then the icicle is a note).
+  bool has_modules = false;
+  std::vector<ProfileModule> modules;
 };
 
 // Reads a profile document. Throws prism::Error saying what is wrong: not an object, another
@@ -90,8 +108,14 @@ inline constexpr int kMaxBars = 40;          // the rest share one "other rows" 
 inline constexpr PlotArea kBarArea{300, 10, 480, 0};
 inline constexpr PlotArea kRooflineArea{70, 20, 780, 380};
 inline constexpr PlotArea kMemoryArea{80, 20, 780, 260};
+// The icicles: forward on top, backward below it, each kIcicleRow px per depth level, sharing
+// one ms scale over [left, right()] (height: unused, it grows with the depth).
+inline constexpr PlotArea kIcicleArea{90, 10, 790, 0};
+inline constexpr double kIcicleRow = 22;
+inline constexpr double kIcicleGap = 26;  // between the two icicles
+inline constexpr PlotArea kStepArea{80, 20, 780, 220};
 
-// The views, in order: op breakdown, roofline, memory timeline.
+// The views, in order: op breakdown, roofline, memory timeline, module icicle, step time.
 std::vector<Section> profile_sections(const ProfileData& p, const RooflinePeaks& peaks);
 // Those views under a heading (`heading`, usually the file name) and describe_run's line.
 Block profile_block(const std::string& heading, const ProfileData& p, const RooflinePeaks& peaks);
@@ -117,5 +141,19 @@ std::pair<Scale, Scale> roofline_scales(const ProfileData& p, const RooflinePeak
 Section memory_view(const ProfileData& p);
 // {x: ms since the first sample, y: bytes}.
 std::pair<Scale, Scale> memory_scales(const ProfileData& p);
+
+// The module tree as two icicles, forward above backward: one row per depth, each module a
+// rect as wide as its time, its children laid left to right inside it (what is left over is
+// the module's own ops). Without "modules" (older profiles), or with no timed module, a note.
+Section module_view(const ProfileData& p);
+// The icicles' x scale: 0 .. the larger of the forward and backward totals (ms), widened to a
+// round figure, onto kIcicleArea's columns.
+Scale module_scale(const ProfileData& p);
+
+// Milliseconds per training step over the whole run, points joined by a line, the median as a
+// dashed line and the profiled steps shaded. No section without step times (no train block).
+std::optional<Section> step_view(const ProfileData& p);
+// {x: step number, 0 .. steps, y: ms, 0 .. the slowest step}.
+std::pair<Scale, Scale> step_scales(const ProfileData& p);
 
 }  // namespace prism::analysis::html

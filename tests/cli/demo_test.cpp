@@ -111,6 +111,13 @@ TEST_CASE("prism demo trains, prints the op table and writes trace.json and prof
     CHECK_MESSAGE(contains(page, s), s);
   }
   CHECK_FALSE(contains(page, "http"));
+  // The module rows of the JSON carry the model's types (the profiler knows paths only).
+  bool conv_typed = false;
+  for (const json& m : profile.at("modules")) {
+    conv_typed =
+        conv_typed || (m.value("path", "") == "model.conv1" && m.value("type", "") == "Conv2d");
+  }
+  CHECK(conv_typed);
 }
 
 TEST_CASE("prism demo --trace and --json choose the output paths") {
@@ -127,7 +134,8 @@ TEST_CASE("prism demo --trace and --json choose the output paths") {
   CHECK(contains(r.out, "out/t.json"));
 }
 
-TEST_CASE("prism train --trace writes report.html beside the trace, and --report chooses its path") {
+TEST_CASE(
+    "prism train --trace writes report.html beside the trace, and --report chooses its path") {
   TempDir dir;
   fs::create_directory(dir / "out");
   RunResult r = run_prism(

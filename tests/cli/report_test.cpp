@@ -1,5 +1,5 @@
 // `prism report` as a user runs it: a real training profile becomes one self-contained page
-// with its three views; several profiles each get their own block; and every kind of bad input
+// with its views; several profiles each get their own block; and every kind of bad input
 // fails with exit 1 and a message naming the file, before any page is written.
 #include <filesystem>
 #include <fstream>
@@ -46,9 +46,9 @@ TEST_CASE("prism report: a training profile as one self-contained page with its 
   const std::string page = read_file(dir / "out.html");
   for (const char* s :
        {"<!DOCTYPE html>", "<h2>p.json</h2>", "model mlp on spirals", "<h3>Op breakdown</h3>",
-        "<h3>Roofline</h3>", "<h3>Memory timeline (cpu)</h3>", "class=\"fwd\"", "class=\"bwd\"",
-        "class=\"opt\"", "matmul (matmul.dA)",
-        "run <code>prism machine</code> to add the roofline"}) {
+        "<h3>Roofline</h3>", "<h3>Memory timeline (cpu)</h3>", "<h3>Module icicle</h3>",
+        "<h3>Step time</h3>", "class=\"fwd\"", "class=\"bwd\"", "class=\"opt\"",
+        "matmul (matmul.dA)", "run <code>prism machine</code> to add the roofline"}) {
     CHECK_MESSAGE(contains(page, s), s);
   }
   // The profile carries its memory timeline, so the view draws a curve, not the peak alone.

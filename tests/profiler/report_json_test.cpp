@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/aggregate.h"
 #include "profiler/memory.h"
 #include "profiler/reports.h"
 #include "profiler_test_util.h"
@@ -125,6 +127,78 @@ TEST_CASE("profile_json thins a long memory timeline to 8192 points and keeps th
   for (const json& t : timeline) top = std::max(top, t["live_bytes"].get<int64_t>());
   CHECK(top == live_before + 160000);
   CHECK(doc["memory"]["peak_live_bytes"]["cpu"] == top);
+}
+
+TEST_CASE("profile_json lists the module tree: one entry per scope, each covering its subtree") {
+  Session session;
+  int32_t fc1_scope = 0;
+  {
+    Scope model("model");
+    {
+      Scope fc1("fc1");
+      fc1_scope = current_scope();
+      close_op(open_plain("js_mm", "naive", Cost{100, 50, 10}));
+    }
+    {
+      Scope fc2("fc2");
+      close_op(open_plain("js_mm", "naive", Cost{40, 20, 10}));
+    }
+  }
+  close_op(open_plain("js_loose", "naive", Cost{1, 0, 1}));
+  {
+    // Backward runs in the forward op's scope, as the autograd engine does it.
+    PhaseGuard bw(Phase::backward);
+    ScopeRestore in_fc1(fc1_scope);
+    close_op(open_plain("js_mm", "naive", Cost{200, 100, 20}));
+  }
+  const Profile& p = session.stop();
+  const json doc = json::parse(profile_json(p));
+  const json& mods = doc["modules"];
+  const std::vector<ScopeRow> rows = aggregate_scopes(p);
+  REQUIRE(mods.size() == 4);
+  REQUIRE(rows.size() == 4);
+  // Same rows, same order as the text tree: parents first.
+  const char* paths[] = {"", "model", "model.fc1", "model.fc2"};
+  const int depths[] = {0, 1, 2, 2};
+  for (size_t i = 0; i < 4; ++i) {
+    const json& m = mods[i];
+    CHECK(m["path"] == paths[i]);
+    CHECK(m["path"] == rows[i].path);
+    CHECK(m["name"] == rows[i].name);
+    CHECK(m["depth"] == depths[i]);
+    CHECK(m["fwd_ns"] == rows[i].self_ns[0]);
+    CHECK(m["bwd_ns"] == rows[i].self_ns[1]);
+    CHECK(m["opt_ns"] == 0);
+  }
+  CHECK(mods[0]["name"] == "(outside scopes)");
+  CHECK(mods[0]["calls"] == 0);
+  CHECK(mods[1]["calls"] == 1);
+  CHECK(mods[2]["calls"] == 1);
+  CHECK(mods[2]["name"] == "fc1");
+  CHECK(mods[1]["fwd_flops"] == 140);
+  CHECK(mods[1]["bwd_flops"] == 200);
+  CHECK(mods[2]["fwd_flops"] == 100);
+  CHECK(mods[2]["bwd_flops"] == 200);
+  CHECK(mods[3]["fwd_flops"] == 40);
+  CHECK(mods[3]["bwd_flops"] == 0);
+  CHECK(mods[0]["fwd_flops"] == 1);
+  // A row covers its children; the roots partition the op time.
+  CHECK(mods[1]["fwd_ns"] == mods[2]["fwd_ns"].get<int64_t>() + mods[3]["fwd_ns"].get<int64_t>());
+  CHECK(mods[1]["bwd_ns"] == mods[2]["bwd_ns"]);
+  int64_t roots = 0;
+  for (const json& m : mods) {
+    if (m["depth"].get<int>() <= 1) {
+      roots += m["fwd_ns"].get<int64_t>() + m["bwd_ns"].get<int64_t>();
+    }
+  }
+  CHECK(roots == doc["totals"]["op_self_ns"]);
+}
+
+TEST_CASE("profile_json of a profile with no scopes has an empty module list") {
+  Profile p;
+  const json doc = json::parse(profile_json(p));
+  CHECK(doc["modules"].is_array());
+  CHECK(doc["modules"].empty());
 }
 
 }  // namespace
