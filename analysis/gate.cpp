@@ -173,4 +173,17 @@ std::string format_gate(const GateResult& r, bool verbose) {
   return out;
 }
 
+nlohmann::json gate_json(const GateResult& r, const std::string& base, const std::string& cand) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const GateCheck& c : r.checks) {
+    checks.push_back(
+        {{"series", c.series}, {"what", c.what}, {"passed", c.passed}, {"detail", c.detail}});
+  }
+  return {{"kind", "prism.gate"},
+          {"passed", r.passed()},
+          {"base", base},
+          {"cand", cand},
+          {"checks", checks}};
+}
+
 }  // namespace prism::analysis

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/run_record.h"
 
 namespace prism::analysis {
@@ -58,5 +60,9 @@ GateResult run_gate(const RunRecord& baseline, const RunRecord& candidate, const
 
 // One line per check: "FAIL batch 8 p99 latency: +31.2% [+22.0%, +40.1%] > 15% limit".
 std::string format_gate(const GateResult& r, bool verbose);
+
+// {"kind": "prism.gate", "passed", "base", "cand", "checks": [{series, what, passed, detail}]}:
+// what `prism gate --json` writes and `prism report` draws.
+nlohmann::json gate_json(const GateResult& r, const std::string& base, const std::string& cand);
 
 }  // namespace prism::analysis

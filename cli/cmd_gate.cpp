@@ -11,6 +11,7 @@
 #include "analysis/gate.h"
 #include "analysis/run_record.h"
 #include "cli/commands.h"
+#include "profiler/output_file.h"
 
 namespace prism::cli {
 
@@ -68,12 +69,14 @@ int run_gate(const GateCliOptions& o) {
   if (!o.baselines.empty()) {
     if (!o.base.empty())
       throw UsageError("gate: give BASE.json CAND.json or --baselines, not both");
+    if (!o.json_path.empty()) throw UsageError("--json goes with BASE.json CAND.json");
     return self_gate(o);
   }
   if (o.update) throw UsageError("--update goes with --baselines DIR");
   if (o.base.empty() || o.cand.empty()) {
     throw UsageError("gate: give BASE.json CAND.json (or --baselines DIR)");
   }
+  if (!o.json_path.empty()) check_writable(o.json_path, "json");
   analysis::GateOptions g;
   analysis::GateResult r;
   try {
@@ -94,6 +97,10 @@ int run_gate(const GateCliOptions& o) {
     throw UsageError(e.what());  // bad input: exit 2, not a failed gate
   }
   std::fputs(analysis::format_gate(r, o.verbose).c_str(), stdout);
+  if (!o.json_path.empty()) {  // written whatever the verdict: a failed gate is worth a look
+    profiler::write_text_file(o.json_path, analysis::gate_json(r, o.base, o.cand).dump(1) + "\n");
+    std::printf("wrote %s\n", o.json_path.c_str());
+  }
   return r.passed() ? 0 : 1;
 }
 

@@ -213,6 +213,7 @@ struct GateCliOptions {
   std::string baselines;  // a directory of committed baselines: check them (or --update)
   bool update = false;
   bool verbose = false;
+  std::string json_path;  // --json: the checks and the verdict, for `prism report`
 };
 int run_gate(const GateCliOptions& opts);
 

@@ -509,6 +509,9 @@ void add_gate_options(CLI::App& cmd, GateCliOptions& o) {
       ->check(file_name());
   cmd.add_flag("--update", o.update, "with --baselines: write the measured figures instead");
   cmd.add_flag("--verbose", o.verbose, "print the checks that passed too");
+  cmd.add_option("--json", o.json_path, "also write the checks and the verdict as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
 }
 
 void add_check_options(CLI::App& cmd, CheckOptions& o) {

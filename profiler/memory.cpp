@@ -72,7 +72,8 @@ void snapshot_peak_roles(DeviceCounters& c, int64_t live) {
 void note_alloc(int device, MemRole role, int64_t bytes) {
   DeviceCounters& c = g_dev[clamp_device(device)];
   // The role first, so that a peak snapshot taken below already includes this buffer.
-  c.live_by_role[static_cast<int>(role)].fetch_add(bytes, std::memory_order_relaxed);
+  const int64_t role_live =
+      c.live_by_role[static_cast<int>(role)].fetch_add(bytes, std::memory_order_relaxed) + bytes;
   int64_t live = c.live.fetch_add(bytes, std::memory_order_seq_cst) + bytes;
   int64_t peak = c.peak.load(std::memory_order_seq_cst);
   bool new_peak = false;
@@ -87,21 +88,30 @@ void note_alloc(int device, MemRole role, int64_t bytes) {
   c.alloc_bytes.fetch_add(bytes, std::memory_order_relaxed);
   ++t_allocs.count;
   t_allocs.bytes += bytes;
-  if (recording()) record_memory_sample(device, live);
+  if (recording()) record_memory_sample(device, live, static_cast<int>(role), role_live);
 }
 
 void note_free(int device, MemRole role, int64_t bytes) {
   DeviceCounters& c = g_dev[clamp_device(device)];
   int64_t live = c.live.fetch_sub(bytes, std::memory_order_relaxed) - bytes;
   c.free_count.fetch_add(1, std::memory_order_relaxed);
-  c.live_by_role[static_cast<int>(role)].fetch_sub(bytes, std::memory_order_relaxed);
-  if (recording()) record_memory_sample(device, live);
+  const int64_t role_live =
+      c.live_by_role[static_cast<int>(role)].fetch_sub(bytes, std::memory_order_relaxed) - bytes;
+  if (recording()) record_memory_sample(device, live, static_cast<int>(role), role_live);
 }
 
 void note_retag(int device, MemRole from, MemRole to, int64_t bytes) {
   DeviceCounters& c = g_dev[clamp_device(device)];
-  c.live_by_role[static_cast<int>(from)].fetch_sub(bytes, std::memory_order_relaxed);
-  c.live_by_role[static_cast<int>(to)].fetch_add(bytes, std::memory_order_relaxed);
+  const int64_t from_live =
+      c.live_by_role[static_cast<int>(from)].fetch_sub(bytes, std::memory_order_relaxed) - bytes;
+  const int64_t to_live =
+      c.live_by_role[static_cast<int>(to)].fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if (recording()) {
+    // Two samples at the same total, so a timeline stacked by role moves the bytes across.
+    const int64_t live = c.live.load(std::memory_order_relaxed);
+    record_memory_sample(device, live, static_cast<int>(from), from_live);
+    record_memory_sample(device, live, static_cast<int>(to), to_live);
+  }
 }
 
 MemoryStats memory_stats(int device) {

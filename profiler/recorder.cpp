@@ -1,6 +1,7 @@
 #include "profiler/recorder.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -202,7 +203,7 @@ struct ThreadBuffer {
   int32_t tid = 0;                 // fixed when the buffer is made
   std::atomic<uint64_t> epoch{0};  // the session the logs' items belong to (rule 3)
   Log<Slot, 256> records;          // about 140 KiB a chunk
-  Log<MemSample, 1024> memory;     // 24 KiB a chunk
+  Log<MemSample, 1024> memory;     // 48 KiB a chunk
   // Only for a counting session's thread. Its items never move, so a Slot points at one; the
   // collector reaches them only through published slots (rules 1 and 2), never by its length.
   Log<CounterPair, 256> counter_readings;  // 52 KiB a chunk
@@ -225,6 +226,8 @@ struct Global {
   std::vector<std::unique_ptr<std::string>> paths;
   std::vector<std::unique_ptr<std::string>> names;
   int64_t start_ns = 0;
+  // Live bytes per device and role when the session started (Recording::start_live_by_role).
+  std::array<std::array<int64_t, kNumRoles>, kNumDevices> start_live_by_role{};
 
   Global() {
     paths.push_back(std::make_unique<std::string>());
@@ -510,10 +513,19 @@ void close_op(int32_t handle) {
   s.closed.store(true, std::memory_order_release);  // rule 2: the fields above, then the flag
 }
 
-void record_memory_sample(int device, int64_t live_bytes) {
+void record_memory_sample(int device, int64_t live_bytes, int role, int64_t role_bytes) {
   ThreadBuffer* b = current_buffer();
   if (!b) return;
-  b->memory.next() = MemSample{now_ns(), live_bytes, device, b->tid};
+  // The op that made or dropped the buffer: the innermost open op record of this thread (scopes
+  // are modules, not ops), so a report can name the op that reached the peak.
+  const char* op = "";
+  for (auto it = b->open.rbegin(); it != b->open.rend(); ++it) {
+    if (it->slot->rec.kind == Kind::op) {
+      op = it->slot->rec.op;
+      break;
+    }
+  }
+  b->memory.next() = MemSample{now_ns(), live_bytes, device, b->tid, role, role_bytes, op};
   b->memory.publish();
 }
 
@@ -604,6 +616,7 @@ void start_recording() {
   record_overhead_ns();  // calibrate before the session clock starts, never inside it
   {
     std::lock_guard lock(g.mu);
+    for (int d = 0; d < kNumDevices; ++d) g.start_live_by_role[d] = memory_stats(d).live_by_role;
     g.start_ns = now_ns();
     // Release: a thread that sees the new epoch also sees everything before it here, and
     // everything the previous session's collector did (rule 3).
@@ -623,6 +636,7 @@ Recording stop_recording() {
   {
     std::lock_guard lock(g.mu);
     out.start_ns = g.start_ns;
+    out.start_live_by_role = g.start_live_by_role;
     const uint64_t epoch = g_epoch.load(std::memory_order_relaxed);
     for (const auto& b : g.buffers) collect(*b, epoch, out);
     out.scope_paths.reserve(g.paths.size());

@@ -14,6 +14,7 @@
 // race-free; tests/profiler/threads_test.cpp checks it, under ThreadSanitizer in `make tsan`.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "profiler/cost.h"
+#include "profiler/memory.h"
 #include "profiler/record.h"
 
 namespace prism::profiler {
@@ -140,9 +142,12 @@ void attach_gpu_slot(int32_t handle, int32_t slot);
 
 struct MemSample {
   int64_t t_ns;
-  int64_t live_bytes;
+  int64_t live_bytes;  // the device's live bytes after this alloc or free
   int32_t device;
   int32_t tid;
+  int32_t role;        // the MemRole of the buffer allocated or freed
+  int64_t role_bytes;  // that role's live bytes on the device after it
+  const char* op;      // the innermost op open on the thread ("" outside every op)
 };
 
 struct Recording {
@@ -151,14 +156,18 @@ struct Recording {
   std::vector<std::string> scope_paths;
   int64_t start_ns = 0;
   int64_t stop_ns = 0;
+  // Live bytes per device and role (MemRole's order) when the session started: with the
+  // samples' role_bytes, every role's level at every sample.
+  std::array<std::array<int64_t, kNumRoles>, kNumDevices> start_live_by_role{};
 };
 
 // Low level: Session (session.h) is the interface to use.
 void start_recording();
 Recording stop_recording();
 
-// Called by the memory tracker on every alloc/free while recording.
-void record_memory_sample(int device, int64_t live_bytes);
+// Called by the memory tracker on every alloc/free while recording: the device's live bytes and
+// the role's after the change.
+void record_memory_sample(int device, int64_t live_bytes, int role, int64_t role_bytes);
 
 // Measured cost of one open_op + close_op pair on this machine, in ns (median of several runs,
 // measured once per process and cached). Reported in every profile's meta block.

@@ -3,6 +3,7 @@
 // Numbers stay raw (ns, FLOPs, bytes) so tools never have to undo a unit choice; the table is
 // the place for human units.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,13 +56,20 @@ json row_json(const OpRow& r) {
 }
 
 // Live bytes over the recording, for a memory timeline (prism report): one point per alloc or
-// free, {t_ns since the recording started, live_bytes, device}, in time order. Each device's
+// free, {t_ns since the recording started, live_bytes, device, roles: {role: live bytes}, op},
+// in time order; `op` is the op that allocated or freed ("" outside every op). A role's level
+// starts at what it held when the session started and follows its samples. Each device's
 // samples are thinned to at most kTimelinePoints: cut into that many runs of equal count, each
 // run keeping its highest point, so the curve is the upper envelope and the peak survives.
 constexpr size_t kTimelinePoints = 8192;
 
+struct TimelinePoint {
+  MemSample sample;
+  std::array<int64_t, kNumRoles> roles;  // every role's live bytes after the sample
+};
+
 json memory_timeline_json(const Recording& rec) {
-  std::vector<MemSample> kept;
+  std::vector<TimelinePoint> kept;
   for (int32_t d = 0; d < kNumDevices; ++d) {
     std::vector<MemSample> s;
     for (const MemSample& m : rec.memory) {
@@ -69,23 +77,38 @@ json memory_timeline_json(const Recording& rec) {
     }
     std::stable_sort(s.begin(), s.end(),
                      [](const MemSample& a, const MemSample& b) { return a.t_ns < b.t_ns; });
-    const size_t runs = std::min(s.size(), kTimelinePoints);
+    std::vector<TimelinePoint> all;
+    std::array<int64_t, kNumRoles> level = rec.start_live_by_role[static_cast<size_t>(d)];
+    for (const MemSample& m : s) {
+      if (m.role >= 0 && m.role < kNumRoles) level[static_cast<size_t>(m.role)] = m.role_bytes;
+      all.push_back({m, level});
+    }
+    const size_t runs = std::min(all.size(), kTimelinePoints);
     for (size_t r = 0; r < runs; ++r) {
-      const size_t lo = r * s.size() / runs, hi = (r + 1) * s.size() / runs;
+      const size_t lo = r * all.size() / runs, hi = (r + 1) * all.size() / runs;
       size_t best = lo;
       for (size_t i = lo + 1; i < hi; ++i) {
-        if (s[i].live_bytes > s[best].live_bytes) best = i;
+        if (all[i].sample.live_bytes > all[best].sample.live_bytes) best = i;
       }
-      kept.push_back(s[best]);
+      kept.push_back(all[best]);
     }
   }
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const MemSample& a, const MemSample& b) { return a.t_ns < b.t_ns; });
+  std::stable_sort(kept.begin(), kept.end(), [](const TimelinePoint& a, const TimelinePoint& b) {
+    return a.sample.t_ns < b.sample.t_ns;
+  });
   json out = json::array();
-  for (const MemSample& m : kept) {
-    out.push_back(json{{"t_ns", m.t_ns - rec.start_ns},
-                       {"live_bytes", m.live_bytes},
-                       {"device", device_label(m.device)}});
+  for (const TimelinePoint& p : kept) {
+    json roles = json::object();
+    for (int r = 0; r < kNumRoles; ++r) {
+      if (p.roles[static_cast<size_t>(r)] != 0) {
+        roles[role_name(static_cast<MemRole>(r))] = p.roles[static_cast<size_t>(r)];
+      }
+    }
+    out.push_back(json{{"t_ns", p.sample.t_ns - rec.start_ns},
+                       {"live_bytes", p.sample.live_bytes},
+                       {"device", device_label(p.sample.device)},
+                       {"roles", roles},
+                       {"op", p.sample.op ? p.sample.op : ""}});
   }
   return out;
 }

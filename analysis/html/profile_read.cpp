@@ -69,8 +69,8 @@ ProfileOp read_op(const json& o, const std::string& path) {
 }
 
 // memory.timeline as the profiler writes it (profiler/report_json.cpp): {t_ns, live_bytes,
-// device} per point, thinned to an upper envelope. One curve is drawn: the device whose peak is
-// highest (the GPU in a --device cuda run, where the host holds little).
+// device, roles, op} per point, thinned to an upper envelope. One curve is drawn: the device whose
+// peak is highest (the GPU in a --device cuda run, where the host holds little).
 void read_timeline(const json& t, ProfileData& p) {
   if (!t.is_array()) fail("memory.timeline", "expected an array of points");
   std::string device;
@@ -86,6 +86,14 @@ void read_timeline(const json& t, ProfileData& p) {
     MemorySample ms;
     ms.t_ns = number(s, "t_ns", path);
     ms.live_bytes = amount(s, "live_bytes", path);
+    if (s.contains("op")) ms.op = text(s, "op", path);
+    if (s.contains("roles")) {
+      const json& r = s["roles"];
+      if (!r.is_object()) fail(path + "roles", "expected an object of role: bytes");
+      for (auto it = r.begin(); it != r.end(); ++it) {
+        ms.roles.emplace_back(it.key(), amount(r, it.key().c_str(), path + "roles."));
+      }
+    }
     p.samples.push_back(std::move(ms));
   }
   p.timeline_device = device;

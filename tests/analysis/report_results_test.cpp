@@ -240,3 +240,43 @@ TEST_CASE("report models: bad or missing fields are named by their path") {
   d.erase("models");
   CHECK(error_of(d) == "models: missing");
 }
+
+TEST_CASE("report gate: the verdict, one row per check coloured by its outcome, errors by path") {
+  const json doc = {{"kind", "prism.gate"},
+                    {"passed", false},
+                    {"base", "a.json"},
+                    {"cand", "b.json"},
+                    {"checks",
+                     {{{"series", "batch 8"},
+                       {"what", "p99 latency"},
+                       {"passed", true},
+                       {"detail", "+2.0% <= 15% limit"}},
+                      {{"series", ""},
+                       {"what", "throughput <&>"},
+                       {"passed", false},
+                       {"detail", "-31.2% [-40.1%, -22.0%] > 10% limit"}}}}};
+  const html::Block b = block(doc);
+  REQUIRE(b.sections.size() == 1);
+  CHECK(b.sections[0].title == "Gate: failed");
+  CHECK(b.subheading == "gate b.json against a.json");
+  const std::string& body = b.sections[0].body;
+  CHECK(has(body, "1 of the 2 checks broke."));
+  // Row i's square at y = 5 + 22 i + 3, green for the check that held, vermillion for the other.
+  CHECK(has(body, "<rect x=\"0\" y=\"8\" width=\"14\" height=\"14\" class=\"opt\""));
+  CHECK(has(body, "<rect x=\"0\" y=\"30\" width=\"14\" height=\"14\" class=\"bwd\""));
+  CHECK(has(body, "PASS batch 8 p99 latency: +2.0% &lt;= 15% limit"));
+  CHECK(has(body, "FAIL throughput &lt;&amp;&gt;: -31.2% [-40.1%, -22.0%] &gt; 10% limit"));
+
+  json passing = doc;
+  passing["passed"] = true;
+  passing["checks"].erase(1);
+  CHECK(block(passing).sections[0].title == "Gate: passed");
+  CHECK(has(block(passing).sections[0].body, "Every one of the 1 checks held."));
+
+  json bad = doc;
+  bad["checks"][1].erase("detail");
+  CHECK(error_of(bad) == "checks[1].detail: missing");
+  bad = doc;
+  bad["passed"] = "no";
+  CHECK(error_of(bad) == "passed: expected true or false");
+}

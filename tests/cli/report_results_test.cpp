@@ -97,3 +97,22 @@ TEST_CASE("prism report: a real prism compare --json result gets its waterfall a
   CHECK(contains(page, "matmul"));  // the op that moved most: its naive variant
   CHECK_FALSE(contains(page, "http"));
 }
+
+TEST_CASE("prism report: a real prism gate --json result lists its checks and verdict") {
+  TempDir dir;
+  const std::string bench =
+      "bench mlp --mode infer --batch 16 --threads 1 --warmup 1 "
+      "--duration 0.1 --no-peak --json ";
+  run_ok(bench + "a.json", dir);
+  run_ok(bench + "b.json --kernel matmul=naive", dir);
+  // The naive matmul is several times slower: the gate breaks (exit 1) and still writes its JSON.
+  const RunResult g = run_prism("gate a.json b.json --json g.json", dir.path(), env(dir));
+  REQUIRE(g.exited);
+  CHECK(g.code == 1);
+  CHECK(contains(read_file(dir / "g.json"), "\"kind\": \"prism.gate\""));
+  CHECK(contains(run_ok("report g.json -o out.html", dir), "wrote out.html (1 input)"));
+  const std::string page = read_file(dir / "out.html");
+  CHECK(contains(page, "<h3>Gate: failed</h3>"));
+  CHECK(contains(page, "FAIL"));
+  CHECK(contains(page, "throughput"));
+}

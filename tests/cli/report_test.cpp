@@ -51,8 +51,12 @@ TEST_CASE("prism report: a training profile as one self-contained page with its 
         "matmul (matmul.dA)", "run <code>prism machine</code> to add the roofline"}) {
     CHECK_MESSAGE(contains(page, s), s);
   }
-  // The profile carries its memory timeline, so the view draws a curve, not the peak alone.
+  // The profile carries its memory timeline, so the view draws a curve, not the peak alone,
+  // stacked by role (the weights were allocated before the window, the activations in it) with
+  // the op that reached the peak named.
   CHECK_FALSE(contains(page, "keeps the peak only"));
+  CHECK(contains(page, "parameter"));
+  CHECK(contains(page, "activation"));
   CHECK_FALSE(contains(page, "http://"));
   CHECK_FALSE(contains(page, "https://"));
   CHECK_FALSE(contains(page, "<script"));

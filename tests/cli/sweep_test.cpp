@@ -19,27 +19,14 @@ TEST_CASE("prism sweep mlp --vary batch: points, fits, a checked prediction, JSO
                                 dir.path());
   REQUIRE(r.exited);
   CHECK_MESSAGE(r.code == 0, r.err);
-  for (const char* s : {"sweep mlp --mode infer: batch = 1,2,4, 1 thread",
-                        "median",
-                        "95% interval",
-                        "pass gap",
-                        "samples/s",
-                        "FLOP/call",
-                        "tracked peak",
-                        "parameter",
-                        "matmul %",
-                        "fits:",
-                        "time    ~",
-                        "memory  ~",
-                        "FLOPs   ~",
-                        "R^2",
-                        "knees:",
-                        "prediction at batch=8 (extrapolation",
-                        "check: measured at batch=8",
-                        "prediction error",
-                        "findings:",
-                        "time per sample falls",
-                        "wrote s.json"}) {
+  for (const char* s :
+       {"sweep mlp --mode infer: batch = 1,2,4, 1 thread", "median", "95% interval", "pass gap",
+        "samples/s", "FLOP/call", "tracked peak", "parameter", "matmul %", "fits:", "time    ~",
+        "memory  ~", "FLOPs   ~", "R^2", "knees:", "prediction at batch=8 (extrapolation",
+        "check: measured at batch=8", "prediction error", "findings:",
+        // A finding on time per sample, whichever way it went: under the
+        // sanitizers (make asan) batching stops paying, and the finding says so.
+        "time per sample", "wrote s.json"}) {
     CHECK_MESSAGE(contains(r.out, s), s);
   }
   const auto doc = nlohmann::json::parse(read_file(dir / "s.json"));

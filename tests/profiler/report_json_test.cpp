@@ -28,6 +28,8 @@ const json* op_named(const json& doc, const std::string& name, const std::string
 
 TEST_CASE("profile_json holds meta, rows matching the records, memory and totals") {
   const int64_t live_before = memory_stats(0).live_bytes;
+  const int64_t activations_before =
+      memory_stats(0).live_by_role[static_cast<size_t>(MemRole::activation)];
   Session session;
   for (int i = 0; i < 2; ++i) {
     int32_t h = open_plain("js_linear", "optimized", Cost{600, 300, 1200});
@@ -91,6 +93,12 @@ TEST_CASE("profile_json holds meta, rows matching the records, memory and totals
   for (size_t i = 0; i < 4; ++i) {
     CHECK(timeline[i]["device"] == "cpu");
     CHECK(timeline[i]["live_bytes"] == live_before + expect_live[i]);
+    // Every buffer here is an activation, so that role follows the total; the first two were
+    // allocated inside js_linear, the frees outside every op.
+    // (A role at 0 bytes is left out of the point.)
+    CHECK(timeline[i]["roles"].value("activation", int64_t{0}) ==
+          activations_before + expect_live[i]);
+    CHECK(timeline[i]["op"] == (i < 2 ? "js_linear" : ""));
     CHECK(timeline[i]["t_ns"].get<int64_t>() >= 0);
     CHECK(timeline[i]["t_ns"].get<int64_t>() <= p.wall_ns());
     if (i > 0) CHECK(timeline[i]["t_ns"] >= timeline[i - 1]["t_ns"]);
