@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/html/json_fields.h"
 #include "analysis/html/result_views.h"
 #include "kernels/types.h"
 #include "profiler/statistics.h"
@@ -18,28 +19,10 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error(path + ": " + what);
-}
-
-const json& field(const json& obj, const char* key, const std::string& path) {
-  if (!obj.is_object()) fail(path.empty() ? "(document)" : path, "expected an object");
-  const auto it = obj.find(key);
-  if (it == obj.end()) fail(path + key, "missing");
-  return *it;
-}
-
-std::string text(const json& obj, const char* key, const std::string& path) {
-  const json& v = field(obj, key, path);
-  if (!v.is_string()) fail(path + key, "expected a string");
-  return v.get<std::string>();
-}
-
-double number(const json& obj, const char* key, const std::string& path) {
-  const json& v = field(obj, key, path);
-  if (!v.is_number() || !std::isfinite(v.get<double>())) fail(path + key, "expected a number");
-  return v.get<double>();
-}
+using fields::fail;
+using fields::field;
+using fields::number;
+using fields::text;
 
 // Call times: an array of positive finite numbers (a time of 0 or less is a broken file).
 std::vector<double> times(const json& obj, const char* key, const std::string& path) {

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/html/json_fields.h"
 #include "analysis/html/profile_views.h"
 #include "analysis/html/result_views.h"
 #include "analysis/report_format.h"
@@ -33,23 +34,16 @@ constexpr PlotArea kWaterfallArea{80, 20, 780, 260};
 constexpr size_t kMaxSteps = 8;
 constexpr double kMergeBelow = 0.01;  // of the baseline's time
 
+// The fields, with paths written without their trailing dot ("series[0]"): json_fields.h.
 const nlohmann::json& field(const nlohmann::json& j, const std::string& key,
                             const std::string& path) {
-  if (!j.is_object()) throw Error((path.empty() ? "document" : path) + ": expected an object");
-  if (!j.contains(key)) throw Error((path.empty() ? "" : path + ".") + key + ": missing");
-  return j[key];
+  return fields::field(j, key, fields::under(path));
 }
-
 double number_at(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  const nlohmann::json& v = field(j, key, path);
-  if (!v.is_number()) throw Error((path.empty() ? "" : path + ".") + key + ": expected a number");
-  return v.get<double>();
+  return fields::number(j, key, fields::under(path));
 }
-
 std::string string_at(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  const nlohmann::json& v = field(j, key, path);
-  if (!v.is_string()) throw Error((path.empty() ? "" : path + ".") + key + ": expected a string");
-  return v.get<std::string>();
+  return fields::text(j, key, fields::under(path));
 }
 
 std::string optional_string(const nlohmann::json& j, const char* key) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/html/json_fields.h"
 #include "analysis/html/result_views.h"
 #include "analysis/html/svg.h"
 #include "kernels/types.h"
@@ -14,29 +15,11 @@
 namespace prism::analysis::html {
 namespace {
 
-const nlohmann::json& member(const nlohmann::json& j, const std::string& key,
-                             const std::string& path) {
-  if (!j.is_object() || !j.contains(key)) throw Error(path + key + ": missing");
-  return j[key];
-}
-
-std::string string_at(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  const nlohmann::json& v = member(j, key, path);
-  if (!v.is_string()) throw Error(path + key + ": expected a string");
-  return v.get<std::string>();
-}
-
-bool bool_at(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  const nlohmann::json& v = member(j, key, path);
-  if (!v.is_boolean()) throw Error(path + key + ": expected true or false");
-  return v.get<bool>();
-}
-
 constexpr double kRow = 22;  // pixels per check
 
 Block gate_block(const std::string& name, const nlohmann::json& doc) {
-  const bool passed = bool_at(doc, "passed", "");
-  const nlohmann::json& checks = member(doc, "checks", "");
+  const bool passed = fields::flag(doc, "passed", "");
+  const nlohmann::json& checks = fields::field(doc, "checks", "");
   if (!checks.is_array()) throw Error("checks: expected an array");
 
   Svg svg(900, 10 + kRow * static_cast<double>(checks.size()), "the gate's checks");
@@ -44,9 +27,10 @@ Block gate_block(const std::string& name, const nlohmann::json& doc) {
   for (size_t i = 0; i < checks.size(); ++i) {
     const std::string path = fmt::format("checks[{}].", i);
     const nlohmann::json& c = checks[i];
-    const bool ok = bool_at(c, "passed", path);
-    const std::string series = string_at(c, "series", path), what = string_at(c, "what", path),
-                      detail = string_at(c, "detail", path);
+    const bool ok = fields::flag(c, "passed", path);
+    const std::string series = fields::text(c, "series", path),
+                      what = fields::text(c, "what", path),
+                      detail = fields::text(c, "detail", path);
     broken += ok ? 0 : 1;
     const double y = 5 + kRow * static_cast<double>(i);
     const std::string line = fmt::format("{} {}{}{}: {}", ok ? "PASS" : "FAIL", series,
@@ -57,8 +41,8 @@ Block gate_block(const std::string& name, const nlohmann::json& doc) {
 
   Block blk;
   blk.heading = name;
-  blk.subheading =
-      fmt::format("gate {} against {}", string_at(doc, "cand", ""), string_at(doc, "base", ""));
+  blk.subheading = fmt::format("gate {} against {}", fields::text(doc, "cand", ""),
+                               fields::text(doc, "base", ""));
   Section s;
   s.title = passed ? "Gate: passed" : "Gate: failed";
   s.how_to_read =

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/html/json_fields.h"
 #include "analysis/html/profile_views.h"
 #include "analysis/html/result_views.h"
 #include "analysis/report_format.h"
@@ -22,17 +23,13 @@ namespace {
 constexpr PlotArea kModelsArea{140, 10, 640, 0};
 constexpr double kRow = 26;
 
+// The fields, with paths written without their trailing dot ("models[0]"): json_fields.h.
 const nlohmann::json& field(const nlohmann::json& j, const std::string& key,
                             const std::string& path) {
-  if (!j.is_object()) throw Error((path.empty() ? "document" : path) + ": expected an object");
-  if (!j.contains(key)) throw Error((path.empty() ? "" : path + ".") + key + ": missing");
-  return j[key];
+  return fields::field(j, key, fields::under(path));
 }
-
 double number_at(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  const nlohmann::json& v = field(j, key, path);
-  if (!v.is_number()) throw Error(path + "." + key + ": expected a number");
-  return v.get<double>();
+  return fields::number(j, key, fields::under(path));
 }
 
 // The classes in op_class.h's order, so the colours never depend on the file's key order; a

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "analysis/html/json_fields.h"
 #include "analysis/html/profile_views.h"
 #include "analysis/html/result_views.h"
 #include "kernels/types.h"
@@ -13,34 +14,11 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error(path + ": " + what);
-}
-
-const json& field(const json& obj, const char* key, const std::string& path) {
-  const auto it = obj.find(key);
-  if (it == obj.end()) fail(path + key, "missing");
-  return *it;
-}
-
-std::string text(const json& obj, const char* key, const std::string& path) {
-  const json& v = field(obj, key, path);
-  if (!v.is_string()) fail(path + key, "expected a string");
-  return v.get<std::string>();
-}
-
-double number(const json& obj, const char* key, const std::string& path) {
-  const json& v = field(obj, key, path);
-  if (!v.is_number()) fail(path + key, "expected a number");
-  return v.get<double>();
-}
-
-// A count or a byte total: a whole number, never negative.
-int64_t count(const json& obj, const char* key, const std::string& path) {
-  const json& v = field(obj, key, path);
-  if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(path + key, "expected a count (>= 0)");
-  return v.get<int64_t>();
-}
+using fields::count;
+using fields::fail;
+using fields::field;
+using fields::number;
+using fields::text;
 
 // A duration or a cost: a number >= 0 (gpu_ns may also be -1, "not measured").
 double amount(const json& obj, const char* key, const std::string& path, double lowest = 0) {

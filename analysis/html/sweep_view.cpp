@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/html/json_fields.h"
 #include "analysis/html/profile_views.h"
 #include "analysis/html/result_views.h"
 #include "analysis/report_format.h"
@@ -22,20 +23,16 @@ namespace {
 // kMemoryArea's plot box: x 80 .. 860, y 280 (bottom) .. 20.
 constexpr PlotArea kSweepArea{80, 20, 780, 260};
 
+// The fields, with paths written without their trailing dot ("points[2]"): json_fields.h.
 const nlohmann::json& field(const nlohmann::json& j, const std::string& key,
                             const std::string& path) {
-  if (!j.is_object()) throw Error((path.empty() ? "document" : path) + ": expected an object");
-  if (!j.contains(key)) throw Error((path.empty() ? "" : path + ".") + key + ": missing");
-  return j[key];
+  return fields::field(j, key, fields::under(path));
 }
-
 double number(const nlohmann::json& j, const std::string& path) {
-  if (!j.is_number()) throw Error(path + ": expected a number");
-  return j.get<double>();
+  return fields::as_number(j, path);
 }
-
 double number_at(const nlohmann::json& j, const std::string& key, const std::string& path) {
-  return number(field(j, key, path), path + "." + key);
+  return fields::number(j, key, fields::under(path));
 }
 
 // One quantity of the sweep: measured points, the fit, the prediction and its check.
