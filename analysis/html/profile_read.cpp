@@ -46,6 +46,22 @@ ProfileOp read_op(const json& o, const std::string& path) {
   return op;
 }
 
+// One point of a memory curve: {t_ns, live_bytes[, op][, roles: {role: bytes}]}.
+MemorySample read_sample(const json& s, const std::string& path) {
+  MemorySample ms;
+  ms.t_ns = number(s, "t_ns", path);
+  ms.live_bytes = amount(s, "live_bytes", path);
+  if (s.contains("op")) ms.op = text(s, "op", path);
+  if (s.contains("roles")) {
+    const json& r = s["roles"];
+    if (!r.is_object()) fail(path + "roles", "expected an object of role: bytes");
+    for (auto it = r.begin(); it != r.end(); ++it) {
+      ms.roles.emplace_back(it.key(), amount(r, it.key().c_str(), path + "roles."));
+    }
+  }
+  return ms;
+}
+
 // memory.timeline as the profiler writes it (profiler/report_json.cpp): {t_ns, live_bytes,
 // device, roles, op} per point, thinned to an upper envelope. One curve is drawn: the device whose
 // peak is highest (the GPU in a --device cuda run, where the host holds little).
@@ -61,18 +77,7 @@ void read_timeline(const json& t, ProfileData& p) {
     const json& s = t[i];
     if (!s.is_object()) fail(path.substr(0, path.size() - 1), "expected an object");
     if (text(s, "device", path) != device) continue;
-    MemorySample ms;
-    ms.t_ns = number(s, "t_ns", path);
-    ms.live_bytes = amount(s, "live_bytes", path);
-    if (s.contains("op")) ms.op = text(s, "op", path);
-    if (s.contains("roles")) {
-      const json& r = s["roles"];
-      if (!r.is_object()) fail(path + "roles", "expected an object of role: bytes");
-      for (auto it = r.begin(); it != r.end(); ++it) {
-        ms.roles.emplace_back(it.key(), amount(r, it.key().c_str(), path + "roles."));
-      }
-    }
-    p.samples.push_back(std::move(ms));
+    p.samples.push_back(read_sample(s, path));
   }
   p.timeline_device = device;
 }
@@ -95,18 +100,7 @@ void read_memory(const json& m, ProfileData& p) {
     const std::string path = "memory.samples[" + std::to_string(i) + "].";
     const json& s = samples[i];
     if (!s.is_object()) fail(path.substr(0, path.size() - 1), "expected an object");
-    MemorySample ms;
-    ms.t_ns = number(s, "t_ns", path);
-    ms.live_bytes = amount(s, "live_bytes", path);
-    if (s.contains("op")) ms.op = text(s, "op", path);
-    if (s.contains("roles")) {
-      const json& r = s["roles"];
-      if (!r.is_object()) fail(path + "roles", "expected an object of role: bytes");
-      for (auto it = r.begin(); it != r.end(); ++it) {
-        ms.roles.emplace_back(it.key(), amount(r, it.key().c_str(), path + "roles."));
-      }
-    }
-    p.samples.push_back(std::move(ms));
+    p.samples.push_back(read_sample(s, path));
   }
   p.sample_count = static_cast<int64_t>(p.samples.size());
 }
