@@ -2,7 +2,8 @@
 //
 // A kernel is a plain function on raw buffers, `void k(const Args<T>&)`, where Args is the op's
 // argument struct from args.h (pointers, sizes, strides; never a Tensor). One entry holds the
-// float32, float64 and int64 instantiations a variant provides (any may be missing).
+// instantiations a variant provides, one slot per dtype (any may be missing): float32, float64
+// and int64 through add(), the others (bfloat16, int8, int32) through also().
 //
 // Which variant runs, highest priority first:
 //   1. a scoped override on this thread:  kernels::Use guard("matmul", "naive");
@@ -32,6 +33,7 @@
 #include <typeindex>
 #include <vector>
 
+#include "kernels/bfloat16.h"
 #include "kernels/types.h"
 #include "kernels/variant.h"
 
@@ -43,7 +45,7 @@ struct KernelEntry {
   std::string idea;  // one line: what this variant does differently
   std::type_index args_type = typeid(void);
   using ErasedFn = void (*)();
-  ErasedFn fn[3] = {nullptr, nullptr, nullptr};  // indexed by DType
+  ErasedFn fn[kDTypeCount] = {};  // indexed by DType
 
   bool meta = false;  // the stand-in for meta tensors: every kernel it hands out does nothing
 
@@ -52,6 +54,11 @@ struct KernelEntry {
   // The typed kernel for element type T; the Args family is checked against registration.
   template <template <class> class Args, class T>
   void (*get() const)(const Args<T>&);
+
+  // Adds the instantiation for one more element type, e.g. a bfloat16 kernel:
+  //   r.op("copy", Device::cpu).add<CopyArgs>(...).also<CopyArgs, BFloat16>(&copy<BFloat16>);
+  template <template <class> class Args, class T>
+  KernelEntry& also(void (*f)(const Args<T>&));
 };
 
 template <class T>
@@ -68,6 +75,18 @@ template <>
 constexpr DType dtype_of<int64_t>() {
   return DType::i64;
 }
+template <>
+constexpr DType dtype_of<BFloat16>() {
+  return DType::bf16;
+}
+template <>
+constexpr DType dtype_of<int8_t>() {
+  return DType::i8;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::i32;
+}
 
 // What a meta tensor's op runs: nothing (shapes, costs and memory are the front end's work).
 template <template <class> class Args, class T>
@@ -80,6 +99,15 @@ void (*KernelEntry::get() const)(const Args<T>&) {
     throw Error("kernel '" + name + "' was registered with a different argument type");
   }
   return reinterpret_cast<void (*)(const Args<T>&)>(fn[static_cast<int>(dtype_of<T>())]);
+}
+
+template <template <class> class Args, class T>
+KernelEntry& KernelEntry::also(void (*f)(const Args<T>&)) {
+  if (args_type != std::type_index(typeid(Args<float>))) {
+    throw Error("kernel '" + name + "' was registered with a different argument type");
+  }
+  fn[static_cast<int>(dtype_of<T>())] = reinterpret_cast<ErasedFn>(f);
+  return *this;
 }
 
 // All variants of one op on one device.

@@ -40,6 +40,12 @@ const char* dtype_tag(DType t) {
       return "F64";
     case DType::i64:
       return "I64";
+    case DType::bf16:
+      return "BF16";
+    case DType::i8:
+      return "I8";
+    case DType::i32:
+      return "I32";
   }
   return "?";
 }
@@ -51,6 +57,12 @@ bool parse_dtype(const std::string& tag, DType& out) {
     out = DType::f64;
   else if (tag == "I64")
     out = DType::i64;
+  else if (tag == "BF16")
+    out = DType::bf16;
+  else if (tag == "I8")
+    out = DType::i8;
+  else if (tag == "I32")
+    out = DType::i32;
   else
     return false;
   return true;

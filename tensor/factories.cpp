@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <type_traits>
+
 #include "kernels/gpu_runtime.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -27,17 +29,17 @@ profiler::Cost fill_cost(const Dims& shape, DType dt) {
 // Writes f(0), ..., f(n-1), converted to dt, into the host buffer p.
 template <class F>
 void fill_values(void* p, int64_t n, DType dt, F& f) {
-  switch (dt) {
-    case DType::f32:
-      for (int64_t i = 0; i < n; ++i) static_cast<float*>(p)[i] = static_cast<float>(f(i));
-      break;
-    case DType::f64:
-      for (int64_t i = 0; i < n; ++i) static_cast<double*>(p)[i] = static_cast<double>(f(i));
-      break;
-    case DType::i64:
-      for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(p)[i] = static_cast<int64_t>(f(i));
-      break;
-  }
+  visit_dtype(dt, [&](auto v) {
+    using T = decltype(v);
+    T* out = static_cast<T*>(p);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, BFloat16>) {
+        out[i] = to_bf16(static_cast<float>(f(i)));
+      } else {
+        out[i] = static_cast<T>(f(i));
+      }
+    }
+  });
 }
 
 // Allocates on the default device inside a record named `op` and fills element i with f(i)

@@ -35,6 +35,12 @@ std::string format_at(const Tensor& t, int64_t off) {
       return format_float(static_cast<const double*>(base)[off]);
     case DType::i64:
       return std::to_string(static_cast<const int64_t*>(base)[off]);
+    case DType::bf16:
+      return format_float(to_float(static_cast<const BFloat16*>(base)[off]));
+    case DType::i8:
+      return std::to_string(static_cast<const int8_t*>(base)[off]);
+    case DType::i32:
+      return std::to_string(static_cast<const int32_t*>(base)[off]);
   }
   return "?";
 }

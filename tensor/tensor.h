@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bfloat16.h"
 #include "kernels/dims.h"
 #include "tensor/storage.h"
 
@@ -29,9 +30,9 @@ struct TensorImpl {
   Dims strides;
   int64_t offset = 0;  // in elements
   DType dtype = DType::f32;
-  bool requires_grad = false;  // set by the user on leaves; true on outputs of tracked ops
-  std::shared_ptr<TensorImpl> grad;            // accumulated by backward (leaves)
-  std::shared_ptr<autograd::Node> grad_fn;     // the op that made this tensor, if tracked
+  bool requires_grad = false;        // set by the user on leaves; true on outputs of tracked ops
+  std::shared_ptr<TensorImpl> grad;  // accumulated by backward (leaves)
+  std::shared_ptr<autograd::Node> grad_fn;  // the op that made this tensor, if tracked
 };
 
 class Tensor {
@@ -59,12 +60,15 @@ class Tensor {
   // ---- element access ----------------------------------------------------------------------
   // Pointer to element (0, ..., 0) in the tensor's own memory (a device pointer for a cuda
   // tensor); the dtype must match T (an Error otherwise).
-  template <class T> T* data() const;
+  template <class T>
+  T* data() const;
   // The single value of a one-element tensor, converted to T (a cuda tensor is copied to the
   // cpu first, which waits for the GPU).
-  template <class T = double> T item() const;
+  template <class T = double>
+  T item() const;
   // All elements in row-major order, converted to T (cuda: copied to the cpu first).
-  template <class T = double> std::vector<T> to_vector() const;
+  template <class T = double>
+  std::vector<T> to_vector() const;
   // One element by index, converted to double (cpu tensors only).
   double at(std::initializer_list<int64_t> index) const;
 
@@ -128,10 +132,54 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 // Row-major strides of a contiguous tensor of this shape.
 Dims contiguous_strides(const Dims& shape);
 
-template <class T> constexpr DType dtype_for();
-template <> constexpr DType dtype_for<float>() { return DType::f32; }
-template <> constexpr DType dtype_for<double>() { return DType::f64; }
-template <> constexpr DType dtype_for<int64_t>() { return DType::i64; }
+template <class T>
+constexpr DType dtype_for();
+template <>
+constexpr DType dtype_for<float>() {
+  return DType::f32;
+}
+template <>
+constexpr DType dtype_for<double>() {
+  return DType::f64;
+}
+template <>
+constexpr DType dtype_for<int64_t>() {
+  return DType::i64;
+}
+template <>
+constexpr DType dtype_for<BFloat16>() {
+  return DType::bf16;
+}
+template <>
+constexpr DType dtype_for<int8_t>() {
+  return DType::i8;
+}
+template <>
+constexpr DType dtype_for<int32_t>() {
+  return DType::i32;
+}
+
+// Calls f(T{}) with T the element type of `t`: the one switch over dtypes that code generic in
+// the element type goes through, e.g. visit_dtype(x.dtype(), [&](auto v) { using T =
+// decltype(v); ... x.data<T>() ... }).
+template <class F>
+decltype(auto) visit_dtype(DType t, F&& f) {
+  switch (t) {
+    case DType::f64:
+      return f(double{});
+    case DType::i64:
+      return f(int64_t{});
+    case DType::bf16:
+      return f(BFloat16{});
+    case DType::i8:
+      return f(int8_t{});
+    case DType::i32:
+      return f(int32_t{});
+    case DType::f32:
+      break;
+  }
+  return f(float{});
+}
 
 }  // namespace prism
 

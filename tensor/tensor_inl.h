@@ -1,6 +1,8 @@
 // Template members of Tensor (included at the end of tensor.h).
 #pragma once
 
+#include <type_traits>
+
 namespace prism {
 
 template <class T>
@@ -24,15 +26,15 @@ template <class T>
 T read_as(const Tensor& t, int64_t flat_index) {
   const int64_t off = element_offset(t, flat_index);
   const void* base = t.storage()->data();
-  switch (t.dtype()) {
-    case DType::f32:
-      return static_cast<T>(static_cast<const float*>(base)[off]);
-    case DType::f64:
-      return static_cast<T>(static_cast<const double*>(base)[off]);
-    case DType::i64:
-      return static_cast<T>(static_cast<const int64_t*>(base)[off]);
-  }
-  return T{};
+  return visit_dtype(t.dtype(), [&](auto v) -> T {
+    using S = decltype(v);
+    const S x = static_cast<const S*>(base)[off];
+    if constexpr (std::is_same_v<S, BFloat16>) {
+      return static_cast<T>(to_float(x));
+    } else {
+      return static_cast<T>(x);
+    }
+  });
 }
 
 inline double read_element(const Tensor& t, int64_t flat_index) {

@@ -66,10 +66,16 @@ void copy_optimized(const CopyArgs<T>& a) {
 void register_copy(Registry& r) {
   r.op("copy", Device::cpu)
       .add<CopyArgs>("naive", VariantTag::naive, "strided odometer walk", &copy_naive<float>,
-                     &copy_naive<double>, &copy_naive<int64_t>);
+                     &copy_naive<double>, &copy_naive<int64_t>)
+      .also<CopyArgs, BFloat16>(&copy_naive<BFloat16>)
+      .also<CopyArgs, int8_t>(&copy_naive<int8_t>)
+      .also<CopyArgs, int32_t>(&copy_naive<int32_t>);
   r.op("copy", Device::cpu)
       .add<CopyArgs>("optimized", VariantTag::optimized, "innermost rows over threads",
-                     &copy_optimized<float>, &copy_optimized<double>, &copy_optimized<int64_t>);
+                     &copy_optimized<float>, &copy_optimized<double>, &copy_optimized<int64_t>)
+      .also<CopyArgs, BFloat16>(&copy_optimized<BFloat16>)
+      .also<CopyArgs, int8_t>(&copy_optimized<int8_t>)
+      .also<CopyArgs, int32_t>(&copy_optimized<int32_t>);
 }
 PRISM_CPU_KERNELS(20, register_copy);
 

@@ -1,6 +1,7 @@
 #include "nn/data/dataset.h"
 
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "tensor/storage.h"
@@ -66,17 +67,15 @@ void copy_strided(const Tensor& src, Dst* dst) {
 
 template <class Src>
 void copy_from(const Tensor& src, void* dst, DType dst_dtype) {
-  switch (dst_dtype) {
-    case DType::f32:
-      copy_strided<Src>(src, static_cast<float*>(dst));
-      break;
-    case DType::f64:
-      copy_strided<Src>(src, static_cast<double*>(dst));
-      break;
-    case DType::i64:
-      copy_strided<Src>(src, static_cast<int64_t*>(dst));
-      break;
-  }
+  visit_dtype(dst_dtype, [&](auto v) {
+    using Dst = decltype(v);
+    if constexpr (std::is_arithmetic_v<Src> && std::is_arithmetic_v<Dst>) {
+      copy_strided<Src>(src, static_cast<Dst*>(dst));
+    } else {
+      throw Error(std::string("data: cannot copy ") + dtype_name(src.dtype()) + " into " +
+                  dtype_name(dst_dtype) + " samples");
+    }
+  });
 }
 
 }  // namespace
@@ -91,17 +90,7 @@ void copy_to_buffer(const Tensor& src, void* dst, DType dst_dtype) {
     }
     return;
   }
-  switch (src.dtype()) {
-    case DType::f32:
-      copy_from<float>(src, dst, dst_dtype);
-      break;
-    case DType::f64:
-      copy_from<double>(src, dst, dst_dtype);
-      break;
-    case DType::i64:
-      copy_from<int64_t>(src, dst, dst_dtype);
-      break;
-  }
+  visit_dtype(src.dtype(), [&](auto v) { copy_from<decltype(v)>(src, dst, dst_dtype); });
 }
 
 // ---- Dataset ----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 #include "tensor/autograd/anomaly.h"
+#include "tensor/ops.h"
 
 #include <cmath>
 #include <cstdint>
@@ -64,7 +65,7 @@ bool detecting_non_finite() {
 
 int64_t count_non_finite(const Tensor& t, int64_t* first, double* first_value) {
   if (!t.defined() || t.device() == Device::meta) return 0;
-  if (t.dtype() != DType::f32 && t.dtype() != DType::f64) return 0;  // integers are finite
+  if (!is_floating(t.dtype())) return 0;  // integers are finite
   struct InCheck {
     bool saved = t_in_check;
     InCheck() { t_in_check = true; }
@@ -72,9 +73,12 @@ int64_t count_non_finite(const Tensor& t, int64_t* first, double* first_value) {
   } in_check;
   NoGrad no_grad;
   // A contiguous cpu tensor is read where it is; anything else is first copied to one.
-  const Tensor host =
-      t.device() == Device::cpu && t.is_contiguous() ? t : t.detach().to(Device::cpu).contiguous();
-  return t.dtype() == DType::f32 ? scan<float>(host, first, first_value)
+  // bfloat16 is read as float32: the conversion is exact and keeps NaN and infinity.
+  const Tensor host = t.dtype() == DType::bf16 ? cast(t.detach().to(Device::cpu), DType::f32)
+                      : t.device() == Device::cpu && t.is_contiguous()
+                          ? t
+                          : t.detach().to(Device::cpu).contiguous();
+  return host.dtype() == DType::f32 ? scan<float>(host, first, first_value)
                                  : scan<double>(host, first, first_value);
 }
 

@@ -1,6 +1,11 @@
 // Copies: contiguous(), clone(), cast(), and the copy into a view that concat and slice
 // gradients use. All go through the "copy" kernel, so every materialised view shows up in the
 // profile as what it is: memory traffic.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
 #include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
 #include "tensor/autograd/node.h"
@@ -28,17 +33,7 @@ void run_copy(const kernels::KernelEntry& k, const Tensor& dst, const Tensor& sr
 }  // namespace
 
 void run_copy_kernel(const kernels::KernelEntry& k, const Tensor& dst, const Tensor& src) {
-  switch (src.dtype()) {
-    case DType::f32:
-      run_copy<float>(k, dst, src);
-      break;
-    case DType::f64:
-      run_copy<double>(k, dst, src);
-      break;
-    case DType::i64:
-      run_copy<int64_t>(k, dst, src);
-      break;
-  }
+  visit_dtype(src.dtype(), [&](auto v) { run_copy<decltype(v)>(k, dst, src); });
 }
 
 void copy_into(const Tensor& dst, const Tensor& src, const char* op) {
@@ -119,6 +114,37 @@ Tensor to_device(const Tensor& x, Device device) {
   return out;
 }
 
+namespace {
+// One element of cast(): bfloat16 goes through float32 (exact one way; round to nearest even the
+// other, kernels/bfloat16.h); a float64 rounds to float32 first, then to bfloat16, which can
+// differ from rounding once in the rare case where the first rounding makes a tie. A value that
+// an integer type cannot hold (NaN, infinity, out of range after truncation toward zero) is an
+// error naming the element, never a wrapped or undefined result.
+template <class D, class S>
+D convert_element(S v, int64_t i) {
+  if constexpr (std::is_same_v<S, BFloat16>) {
+    return convert_element<D>(to_float(v), i);
+  } else if constexpr (std::is_same_v<D, BFloat16>) {
+    return to_bf16(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<D>) {
+    constexpr double lo = static_cast<double>(std::numeric_limits<D>::min());  // -2^(bits-1)
+    if constexpr (std::is_floating_point_v<S>) {
+      const double t = std::trunc(static_cast<double>(v));
+      if (!(t >= lo && t < -lo)) {
+        throw Error("cast: element " + std::to_string(i) + " is " + std::to_string(v) + ", which " +
+                    dtype_name(dtype_for<D>()) + " cannot hold");
+      }
+    } else if (static_cast<double>(v) < lo || static_cast<double>(v) >= -lo) {
+      throw Error("cast: element " + std::to_string(i) + " is " + std::to_string(v) + ", which " +
+                  dtype_name(dtype_for<D>()) + " cannot hold");
+    }
+    return static_cast<D>(v);
+  } else {
+    return static_cast<D>(v);
+  }
+}
+}  // namespace
+
 Tensor cast(const Tensor& x, DType dtype) {
   detail::check_defined("cast", x);
   if (x.dtype() == dtype) return x;
@@ -136,33 +162,17 @@ Tensor cast(const Tensor& x, DType dtype) {
     out = detail::empty_like_shape(x.shape(), dtype, x.device());
     const int64_t n = x.device() == Device::meta ? 0 : x.numel();  // meta: nothing to convert
     Tensor src = x.is_contiguous() ? x : contiguous(x);
-    auto convert = [&](auto* dst) {
-      using D = std::remove_pointer_t<decltype(dst)>;
-      switch (src.dtype()) {
-        case DType::f32:
-          for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<float>()[i]);
-          break;
-        case DType::f64:
-          for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<double>()[i]);
-          break;
-        case DType::i64:
-          for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src.data<int64_t>()[i]);
-          break;
-      }
-    };
-    switch (dtype) {
-      case DType::f32:
-        convert(out.data<float>());
-        break;
-      case DType::f64:
-        convert(out.data<double>());
-        break;
-      case DType::i64:
-        convert(out.data<int64_t>());
-        break;
-    }
+    visit_dtype(src.dtype(), [&](auto from) {
+      visit_dtype(dtype, [&](auto to) {
+        using S = decltype(from);
+        using D = decltype(to);
+        const S* in = src.data<S>();
+        D* dst = out.data<D>();
+        for (int64_t i = 0; i < n; ++i) dst[i] = convert_element<D>(in[i], i);
+      });
+    });
   }
-  if (dtype != DType::i64) {
+  if (is_floating(dtype) && is_floating(x.dtype())) {  // an integer result has no gradient
     DType from = x.dtype();
     autograd::record(out, "cast", {&x}, [from](const Tensor& g, autograd::Grads& grads) {
       grads.set(0, "cast.dx", [&] { return cast(g, from); });

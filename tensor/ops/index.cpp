@@ -118,17 +118,7 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
       a.dim_size = x.shape()[d];
       k.get<kernels::GatherArgs, T>()(a);
     };
-    switch (x.dtype()) {
-      case DType::f32:
-        run(float{});
-        break;
-      case DType::f64:
-        run(double{});
-        break;
-      case DType::i64:
-        run(int64_t{});
-        break;
-    }
+    visit_dtype(x.dtype(), run);
   }
   autograd::record(out, "gather", {&x}, {autograd::input(index, 1, "index")},
                    [xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
@@ -164,17 +154,8 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
     Tensor xc = x.contiguous();
     Tensor ic = index.contiguous();
     out = detail::empty_like_shape(out_shape, x.dtype(), x.device());
-    switch (x.dtype()) {
-      case DType::f32:
-        run_index_select<float>(k, xc, ic, out, outer, n, inner, d);
-        break;
-      case DType::f64:
-        run_index_select<double>(k, xc, ic, out, outer, n, inner, d);
-        break;
-      case DType::i64:
-        run_index_select<int64_t>(k, xc, ic, out, outer, n, inner, d);
-        break;
-    }
+    visit_dtype(x.dtype(),
+                [&](auto v) { run_index_select<decltype(v)>(k, xc, ic, out, outer, n, inner, d); });
   }
   autograd::record(out, "index_select", {&x}, {autograd::input(index, 1, "index")},
                    [xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {

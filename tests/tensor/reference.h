@@ -163,6 +163,8 @@ inline Tensor to_tensor(const Array& a, DType t = DType::f32) {
       for (double x : a.v) iv.push_back(static_cast<int64_t>(x));
       return from_vector(iv, shape);
     }
+    default:
+      throw std::invalid_argument("to_tensor: the reference arrays hold f32, f64 or i64 only");
   }
   return Tensor();
 }
