@@ -21,6 +21,8 @@ const char* role_name(MemRole r) {
       return "optimizer";
     case MemRole::data:
       return "data";
+    case MemRole::kv_cache:
+      return "kv_cache";
   }
   return "?";
 }

@@ -20,8 +20,9 @@ enum class MemRole : uint8_t {
   gradient,
   optimizer,  // optimizer state (momentum, Adam moments)
   data,       // inputs and labels coming from a data set
+  kv_cache,   // keys and values kept between decoding steps of a transformer
 };
-constexpr int kNumRoles = 6;
+constexpr int kNumRoles = 7;
 const char* role_name(MemRole r);
 
 constexpr int kNumDevices = 3;  // 0 = cpu, 1 = cuda, 2 = meta (indices: profiler/ knows no tensors)

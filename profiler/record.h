@@ -14,7 +14,10 @@
 
 namespace prism::profiler {
 
-enum class Phase : uint8_t { forward, backward, optimizer };
+// recompute: a forward op run again during backward to rebuild activations that activation
+// checkpointing did not keep (its FLOPs and time are the price of the memory saved).
+enum class Phase : uint8_t { forward, backward, optimizer, recompute };
+constexpr int kNumPhases = 4;
 const char* phase_name(Phase p);
 
 // Up to kMaxShapes input shapes of up to kMaxDims dims each; longer lists are truncated and

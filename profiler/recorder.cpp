@@ -20,6 +20,8 @@ const char* phase_name(Phase p) {
       return "backward";
     case Phase::optimizer:
       return "optimizer";
+    case Phase::recompute:
+      return "recompute";
   }
   return "?";
 }
