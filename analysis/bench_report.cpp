@@ -21,6 +21,16 @@ std::string header(const BenchResult& r) {
       "resident before any work: {} (the binary and its libraries); harness: {:.0f} ns per timed "
       "call; profiler: off while timing, {:.0f} ns per op in the profiled calls\n",
       format_bytes(r.baseline_rss_bytes), r.harness_ns, r.profiler_overhead_ns);
+  if (o.precision == "bf16") {
+    out += "precision bf16: matmuls and convolutions in bfloat16 with float32 sums (autocast); "
+           "float32 master weights, softmax, norms and losses\n";
+  }
+  if (r.weight_bytes > 0) {
+    out += fmt::format("precision int8 ({}): weights {} against {} in fp32 ({:.2f}x smaller)\n",
+                       r.int8_source, format_bytes(r.weight_bytes),
+                       format_bytes(r.fp32_weight_bytes),
+                       static_cast<double>(r.fp32_weight_bytes) / r.weight_bytes);
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <omp.h>
 #endif
 
+#include "analysis/int8_bench.h"
 #include "analysis/run_record.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/opinfo/op_info.h"
@@ -26,6 +27,7 @@
 #include "profiler/machine.h"
 #include "profiler/recorder.h"
 #include "profiler/session.h"
+#include "tensor/autocast.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
@@ -175,6 +177,7 @@ void check_bench_options(const BenchOptions& o) {
     }
   }
   nn::default_input(o.model, o.model_options);  // an unknown model is an Error naming the zoo
+  check_int8_options(o);  // analysis/int8_bench.h
 }
 
 std::string kernel_choices() {
@@ -264,6 +267,10 @@ BenchResult run_bench(const BenchOptions& o) {
 
   Workload w(o.model, o.mode, o.model_options, o.device, o.seed);
   res.parameters = w.model().parameter_count();
+  if (o.precision == "int8") use_int8_model(o, w, res);  // analysis/int8_bench.h
+  if (o.precision == "bf16" && o.device == Device::cuda) {
+    throw Error("bench --precision bf16: the bf16 GEMMs run on the cpu only");
+  }
   const nn::ModelInput& spec = w.input_spec();
   res.input = "[B";
   for (int i = 1; i < spec.shape.size(); ++i) res.input += fmt::format(",{}", spec.shape[i]);
@@ -275,12 +282,20 @@ BenchResult run_bench(const BenchOptions& o) {
     Tensor probe = o.data ? o.data->get_batch({0, 1 % o.data->size()}).input.to(o.device)
                           : synthetic_input(spec, 2, w.output_width()).to(o.device);
     NoGrad no_grad;
+    Autocast policy(o.precision == "bf16" ? DType::bf16 : DType::f32);
     Tensor y = w.model()(probe);
     if (w.language_model()) y = y.select(1, y.size(1) - 1);  // last position's logits
     res.probe_output = y.to(Device::cpu).contiguous().to_vector<double>();
   }
 
-  const std::function<void()> call = [&w] { w.call(); };
+  // --precision bf16: each model call (forward, and backward in train mode) runs under the
+  // autocast policy (tensor/autocast.h); fp32 sets none. (int8 swapped the model above.)
+  const bool bf16 = o.precision == "bf16";
+  const std::function<void()> call = [&w, bf16] {
+    if (!bf16) return w.call();
+    Autocast policy(DType::bf16);
+    w.call();
+  };
   for (int64_t batch : o.qps.empty() ? o.batches : std::vector<int64_t>{}) {
     BatchResult br;
     br.batch = batch;

@@ -60,6 +60,12 @@ struct BenchOptions {
   // Count events per op in the profiled window (profiler/counters.h: cycles, instructions,
   // cache and branch misses where the machine allows them, page faults, context switches).
   bool counters = false;
+  // Number formats: "fp32"; "bf16" (autocast: matmuls and convolutions in bfloat16, fp32 master
+  // weights); "int8" (inference with post-training quantized weights and activations).
+  std::string precision = "fp32";
+  // int8: a `prism quantize` output to time; "" quantizes the model's own weights on the fly,
+  // calibrated (minmax) on a few batches of the bench inputs (analysis/int8_bench.h).
+  std::string int8_path;
 };
 
 // One op row of the profiled window, per model call (calls, time and counters divided by the
@@ -138,6 +144,10 @@ struct BenchResult {
   // train: the loss of the cold and warm-up steps of the first batch size.
   std::vector<double> probe_output;
   std::vector<double> train_losses;
+  // The weights as the timed model stores them (int8: int8 weights + fp32 scales and biases)
+  // and the float32 model's, in bytes; 0 when not measured (fp32 and bf16 runs).
+  int64_t weight_bytes = 0, fp32_weight_bytes = 0;
+  std::string int8_source;  // int8: the file loaded, or how it was calibrated
 };
 
 // Runs the benchmark; the caller applies kernel choices and the thread count first. Throws

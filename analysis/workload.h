@@ -36,6 +36,8 @@ class Workload {
 
   double last_loss() const { return last_loss_; }  // training: the latest step's loss
   nn::Module& model() { return *model_; }
+  // Runs `m` instead of the model built (inference only: the int8 twin, analysis/int8_bench.h).
+  void replace_model(std::shared_ptr<nn::Module> m) { model_ = std::move(m); }
   const nn::ModelInput& input_spec() const { return spec_; }
   int64_t output_width() const { return width_; }  // classes, or the vocabulary size
   bool language_model() const { return spec_.dtype == DType::i64; }

@@ -11,6 +11,14 @@ analysis::BenchOptions bench_options(const BenchCliOptions& o) {
     throw UsageError("--mode: expected infer or train, got '" + o.mode + "'");
   }
   b.mode = o.mode == "infer" ? analysis::BenchMode::infer : analysis::BenchMode::train;
+  if (!o.checkpoint.empty()) {  // before any data is loaded
+    if (b.mode != analysis::BenchMode::train) {
+      throw UsageError("--checkpoint " + o.checkpoint +
+                       ": activation checkpointing is for --mode train (inference keeps no "
+                       "activations for backward, so there is nothing to recompute)");
+    }
+    check_checkpoint_flag(o.model, o.checkpoint);
+  }
   if (!o.batches.empty()) b.batches = o.batches;
   b.warmup = o.warmup;
   b.duration_s = o.duration_s;
@@ -43,6 +51,12 @@ analysis::BenchOptions bench_options(const BenchCliOptions& o) {
   b.server.seed = o.seed;
   b.slo_ms = o.slo_ms;
   b.peak = !o.no_peak;
+  b.precision = o.precision;
+  if (!o.int8_path.empty() && o.precision != "int8") {
+    throw UsageError("--load: bench loads an int8 model only; add --precision int8");
+  }
+  b.int8_path = o.int8_path;
+  b.model_options.checkpoint = o.checkpoint;
   return b;
 }
 

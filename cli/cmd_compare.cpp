@@ -39,6 +39,9 @@ void emit(const analysis::Comparison& c, const CompareOptions& o) {
 struct Side {
   std::vector<std::string> kernels;
   int threads = 0;
+  std::string checkpoint;  // --checkpoint for this side (empty: the shared options' value)
+  std::string precision;   // --precision for this side (empty: the shared options' value)
+  std::string int8_path;   // --load: with --precision int8, the int8 model this side times
 };
 
 Side parse_side(const std::string& flags, const char* which) {
@@ -49,12 +52,16 @@ Side parse_side(const std::string& flags, const char* which) {
   CLI::App app{"", which};
   app.add_option("--kernel", s.kernels)->allow_extra_args(false);
   app.add_option("--threads", s.threads)->check(CLI::Range(1, 1024));
+  app.add_option("--checkpoint", s.checkpoint);
+  app.add_option("--precision", s.precision)->check(CLI::IsMember({"fp32", "bf16", "int8"}));
+  app.add_option("--load", s.int8_path);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     throw UsageError(std::string(which) + " \"" + flags + "\": " + e.what() +
-                     " (a side may set --kernel OP=VARIANT and --threads N)");
+                     " (a side may set --kernel OP=VARIANT, --threads N, --checkpoint "
+                     "blocks|every-N, --precision fp32|bf16|int8 and, with int8, --load FILE)");
   }
   return s;
 }
@@ -86,6 +93,12 @@ int compare_model(const CompareOptions& o) {
   if (!base.qps.empty()) throw UsageError("compare: --qps is for `prism bench`");
   try {
     analysis::check_bench_options(base);  // a batch given twice, ...: usage errors
+    for (const Side* s : {&a, &b}) {
+      if (s->checkpoint.empty()) continue;
+      BenchCliOptions side = o.bench;
+      side.checkpoint = s->checkpoint;
+      analysis::check_bench_options(bench_options(side));  // a bad value, --mode infer
+    }
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -100,6 +113,9 @@ int compare_model(const CompareOptions& o) {
     apply_kernel_flags(s.kernels);
     set_threads(s.threads > 0 ? s.threads : default_threads);
     analysis::BenchOptions opts = base;
+    if (!s.checkpoint.empty()) opts.model_options.checkpoint = s.checkpoint;
+    if (!s.precision.empty()) opts.precision = s.precision;
+    if (!s.int8_path.empty()) opts.int8_path = s.int8_path;
     opts.check_environment = first_round;
     opts.peak = first_round && !o.bench.no_peak;
     return analysis::run_bench(opts);

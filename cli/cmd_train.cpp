@@ -16,11 +16,13 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/text_checkpoint.h"
 #include "cli/train_data.h"
 #include "cli/train_run.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/make.h"
 #include "nn/safetensors.h"
+#include "tensor/autocast.h"
 #include "tensor/random.h"
 
 namespace prism::cli {
@@ -45,6 +47,7 @@ void check_outputs(const TrainOptions& o) {
 // the line saying what will run.
 TrainRun set_up(const TrainOptions& o) {
   check_model_name(o.model);  // before the data set is loaded
+  check_checkpoint_flag(o.model, o.checkpoint);
   TrainRun run;
   run.device = device_from_flag(o.device);  // cuda without a GPU: a clear error here
   manual_seed(o.seed);
@@ -58,6 +61,7 @@ TrainRun set_up(const TrainOptions& o) {
   run.data = load_train_data(o.data, o.model, mo.block_size > 0 ? mo.block_size : 64, o.seed);
   const TrainData& data = run.data;
   mo = model_options_for(data, o.model, mo);
+  mo.checkpoint = o.checkpoint;
   // Every step takes a full batch (drop_last): a batch larger than the training set has none.
   if (run.batch > data.train->size()) {
     throw UsageError("--batch " + std::to_string(run.batch) + " is larger than the training set: " +
@@ -80,6 +84,14 @@ TrainRun set_up(const TrainOptions& o) {
       run.opt_name.c_str(), run.lr, o.schedule.c_str(), static_cast<long long>(run.steps),
       max_threads(), max_threads() == 1 ? "" : "s");
   if (const std::string k = kernel_summary(); !k.empty()) std::printf("kernels: %s\n", k.c_str());
+  if (o.precision == "bf16") {
+    if (run.device == Device::cuda) {
+      throw UsageError("--precision bf16: the bf16 GEMMs run on the cpu only; drop --device cuda");
+    }
+    std::printf(
+        "precision bf16: matmuls and convolutions in bfloat16 (fp32 sums), fp32 master weights "
+        "and optimizer state; softmax, norms and losses in fp32\n");
+  }
   return run;
 }
 
@@ -100,10 +112,18 @@ int run_train(const TrainOptions& given) {
   check_outputs(o);
   TrainRun run = set_up(o);
   StepLog log = run_steps(o, run, profiling);
-  const Evaluation ev = report_evaluation(o, run, log);
+  Evaluation ev;
+  {
+    // The held-out evaluation runs in the precision the model was trained in.
+    Autocast policy(o.precision == "bf16" ? DType::bf16 : DType::f32);
+    ev = report_evaluation(o, run, log);
+  }
   if (!o.save_path.empty()) {
     run.model->to(Device::cpu);  // the file is written from host memory
-    nn::save_safetensors(*run.model, o.save_path, {}, run.non_finite);
+    // A text model's file also carries its shape and vocabulary, for `prism generate`.
+    const nn::Metadata meta =
+        run.data.text ? text_model_metadata(*run.model, run.data.text->vocab()) : nn::Metadata{};
+    nn::save_safetensors(*run.model, o.save_path, meta, run.non_finite);
     std::printf("saved weights to %s\n", o.save_path.c_str());
   }
   if (profiling) report_profile(o, run, log, ev);

@@ -73,6 +73,8 @@ struct TrainOptions {
   bool allow_non_finite = false;  // --load/--save accept NaN/Inf weights
   bool counters = false;          // --counters: hardware counters per op in the profile
   int rows = 30;
+  std::string precision = "fp32";  // --precision: fp32 | bf16 (autocast, fp32 master weights)
+  std::string checkpoint;          // --checkpoint: "" | blocks | every-N (recompute activations)
 };
 int run_train(const TrainOptions& opts);
 
@@ -138,6 +140,9 @@ struct BenchCliOptions {
   bool counters = false;   // --counters: hardware counters per op in the profiled window
   bool model_off = false;  // --model-off: the input pipeline alone, the model replaced
   std::string json_path;
+  std::string precision = "fp32";  // --precision: fp32 | bf16 | int8 (int8: infer only)
+  std::string int8_path;  // --load with --precision int8: a `prism quantize` output
+  std::string checkpoint;          // --checkpoint: "" | blocks | every-N (train only)
 };
 int run_bench(const BenchCliOptions& opts);
 
@@ -256,10 +261,47 @@ struct CourseOptions {
 };
 int run_course(const CourseOptions& opts);
 
+// `prism quantize MODEL.safetensors -o MODEL.int8.safetensors`: int8 post-training
+// quantization of a trained mlp or cnn (cmd_quantize.cpp, nn/quantized.h).
+struct QuantizeOptions {
+  std::string model_path;
+  std::string output_path;
+  std::string model;           // mlp | cnn; "" = from the checkpoint's tensor names
+  std::string data;            // "" = the model's default (train_data.h)
+  int64_t calibrate = 8;       // calibration batches from the training set
+  int64_t batch = 64;          // calibration and evaluation batch size
+  std::string method = "minmax";  // minmax | percentile
+  double percentile = 99.99;
+  int64_t eval_batches = 0;    // 0 = the whole held-out set
+  int threads = 0;
+  uint64_t seed = 42;
+};
+int run_quantize(const QuantizeOptions& opts);
+
+// `prism generate MODEL.safetensors --prompt TEXT`: text from a trained character transformer,
+// with a KV cache (nn/kv_cache.h) or without; time to first token, per-token latency
+// percentiles, tokens/s and cache memory (cmd_generate.cpp).
+struct GenerateOptions {
+  std::string model_path;  // `prism train transformer --save` output
+  std::string prompt;
+  int64_t tokens = 200;      // new tokens
+  double temperature = 0.8;  // 0 = greedy argmax
+  int64_t top_k = 0;         // 0 = every token
+  uint64_t seed = 42;
+  bool no_cache = false;  // recompute the whole window every token
+  bool compare = false;   // both ways, side by side
+  int64_t block = 0;      // context; 0 = the model's block_size
+  int threads = 0;
+};
+int run_generate(const GenerateOptions& opts);
+
 // ---- models (train_data.cpp) -----------------------------------------------------------------
 // A UsageError listing the zoo's models unless `model` names one: checked before any data set
 // is loaded, so a typo costs a millisecond, not the loading of a 400 MB data set.
 void check_model_name(const std::string& model);
+// A UsageError when `--checkpoint value` does not fit `model` (a bad value; a model without
+// blocks), before anything is loaded.
+void check_checkpoint_flag(const std::string& model, const std::string& value);
 
 // ---- devices (threads.cpp) -------------------------------------------------------------------
 // "cpu" or "cuda" (what --device accepts) as a Device. cuda on a machine without a usable GPU

@@ -17,6 +17,8 @@
 //   prism gate BASE CAND       a regression gate for CI (or --baselines DIR: the self-gate)
 //   prism check NAME           build and run an exercise's checker on the learner's file
 //   prism course               the modules, the exercises, the learner's progress, what is next
+//   prism quantize M.safetensors  int8 post-training quantization: sizes and accuracy, fp32 vs int8
+//   prism generate M.safetensors  text from a character transformer; KV-cache latency and memory
 //
 // `prism` with no command prints the help on stderr and exits 2 (no command was given: a usage
 // error, so scripts notice); `prism --help` prints it on stdout and exits 0.
@@ -77,6 +79,10 @@ int run(int argc, char** argv) {
       return prism::cli::run_check(cl.check);
     case Command::course:
       return prism::cli::run_course(cl.course);
+    case Command::quantize:
+      return prism::cli::run_quantize(cl.quantize);
+    case Command::generate:
+      return prism::cli::run_generate(cl.generate);
     case Command::none:
       break;
   }

@@ -198,6 +198,22 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_option("--load", o.load_path, "start from saved weights (safetensors)")
       ->type_name("FILE")
       ->check(file_name());
+  cmd.add_option("--precision", o.precision,
+                 "fp32, or bf16: matmuls and convolutions in bfloat16 with fp32 master weights")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "int8") {
+              return "int8 is for inference only (rounded weights have no gradient): train in "
+                     "fp32 or bf16, then `prism quantize` the checkpoint";
+            }
+            return v == "fp32" || v == "bf16" ? "" : v + " not in {fp32,bf16}";
+          },
+          "fp32|bf16"))
+      ->capture_default_str();
+  cmd.add_option("--checkpoint", o.checkpoint,
+                 "recompute activations in backward instead of keeping them: blocks (every "
+                 "transformer or residual block) or every-N (every N-th block)")
+      ->type_name("blocks|every-N");
   cmd.add_flag("--counters", o.counters,
                "hardware counters per op (cycles, instructions, cache and branch misses) in the "
                "profile, where the machine allows them, on the calling thread only (not OpenMP "
@@ -342,6 +358,18 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
                  "instead of synthetic ones")
       ->type_name("NAME|PATH");
   add_no_peak(cmd, o.no_peak);
+  cmd.add_option("--precision", o.precision,
+                 "fp32; bf16 (matmuls and convolutions in bfloat16); int8 (infer: quantized "
+                 "weights and activations)")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
+      ->capture_default_str();
+  cmd.add_option("--load", o.int8_path,
+                 "with --precision int8: the int8 model to time (`prism quantize` output); "
+                 "without it the model is quantized on the fly")
+      ->type_name("FILE");
+  cmd.add_option("--checkpoint", o.checkpoint,
+                 "train: recompute activations in backward: blocks or every-N")
+      ->type_name("blocks|every-N");
   if (with_json) {
     cmd.add_option("--json", o.json_path, "write the result, every call's time included")
         ->type_name("FILE")
@@ -529,6 +557,53 @@ void add_check_options(CLI::App& cmd, CheckOptions& o) {
       ->check(whole_number(1, 1000));
 }
 
+void add_quantize_options(CLI::App& cmd, QuantizeOptions& o) {
+  cmd.add_option("model_file", o.model_path, "a float32 checkpoint (prism train --save)")
+      ->required();
+  cmd.add_option("-o,--output", o.output_path, "where to write the int8 model (.safetensors)")
+      ->required();
+  cmd.add_option("--model", o.model, "the checkpoint's architecture: mlp or cnn (default: read "
+                                     "from its tensor names)")
+      ->check(CLI::IsMember({"mlp", "cnn", "lenet"}));
+  cmd.add_option("--data", o.data, "data set for calibration and the held-out accuracy "
+                                   "(default: the model's, Fashion-MNIST when installed)");
+  cmd.add_option("--calibrate", o.calibrate,
+                 "calibration batches (default 8; percentile keeps every value seen: 4 bytes each)")
+      ->check(whole_number(1, 10'000));
+  cmd.add_option("--batch", o.batch, "calibration and evaluation batch size (default 64)")
+      ->check(whole_number(1, 65'536));
+  cmd.add_option("--method", o.method, "activation ranges: minmax or percentile")
+      ->check(CLI::IsMember({"minmax", "percentile"}));
+  cmd.add_option("--percentile", o.percentile, "with --method percentile (default 99.99)")
+      ->check(CLI::Range(1e-9, 100.0));
+  cmd.add_option("--eval-batches", o.eval_batches, "held-out batches evaluated (default all)")
+      ->check(whole_number(0, 1'000'000));
+  cmd.add_option("--threads", o.threads, "OpenMP threads")->check(whole_number(1, 1024));
+  cmd.add_option("--seed", o.seed, "seed of the calibration batches' shuffle");
+}
+
+void add_generate_options(CLI::App& cmd, GenerateOptions& o) {
+  cmd.add_option("model_file", o.model_path,
+                 "a character transformer (prism train transformer --save FILE)")
+      ->required();
+  cmd.add_option("--prompt", o.prompt, "the text to continue (characters of the model's vocabulary)")
+      ->required();
+  cmd.add_option("--tokens", o.tokens, "new tokens to generate, 1 to 100000 (default 200)")
+      ->check(whole_number(1, 100'000));
+  cmd.add_option("--temperature", o.temperature, "softmax temperature; 0 = greedy (default 0.8)")
+      ->check(CLI::Range(0.0, 1000.0));
+  cmd.add_option("--top-k", o.top_k, "sample among the k most likely tokens (default all)")
+      ->check(whole_number(0, 1'000'000));
+  cmd.add_option("--seed", o.seed, "seed of the sampling (default 42)")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()));
+  cmd.add_flag("--no-cache", o.no_cache, "no KV cache: recompute the whole context every token");
+  cmd.add_flag("--compare", o.compare, "run with and without the KV cache, side by side");
+  cmd.add_option("--block", o.block, "context length, at most the model's (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+}
+
 void add_course_options(CLI::App& cmd, CourseOptions& o) {
   cmd.add_option("--json", o.json_path, "also write the modules, exercises and progress as JSON")
       ->type_name("FILE")
@@ -546,8 +621,8 @@ std::string command_path(const CLI::App& app) {
 std::string unexpected_message(const std::string& arg) {
   if (!arg.empty() && arg[0] == '-') return fmt::format("unknown option '{}'", arg);
   return fmt::format(
-      "unknown command '{}' (commands: bench, check, compare, course, demo, gate, lab, machine, "
-      "models, ops, report, summary, sweep, train)",
+      "unknown command '{}' (commands: bench, check, compare, course, demo, gate, generate, lab, "
+      "machine, models, ops, report, summary, sweep, train)",
       arg);
 }
 
@@ -600,6 +675,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App* course = app.add_subcommand(
       "course", "the modules and exercises, your progress on each, and what is next");
   add_course_options(*course, result.course);
+  CLI::App* quantize = app.add_subcommand(
+      "quantize", "int8 post-training quantization of a trained mlp or cnn: sizes, accuracy");
+  add_quantize_options(*quantize, result.quantize);
+  CLI::App* generate = app.add_subcommand(
+      "generate", "text from a trained character transformer, with and without a KV cache");
+  add_generate_options(*generate, result.generate);
   // Leftover arguments at the top level get our own message (see unexpected_message); set after
   // the subcommands exist so they keep rejecting unknown flags themselves.
   app.allow_extras();
@@ -653,6 +734,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.command = Command::check;
   } else if (course->parsed()) {
     result.command = Command::course;
+  } else if (quantize->parsed()) {
+    result.command = Command::quantize;
+  } else if (generate->parsed()) {
+    result.command = Command::generate;
   } else {
     result.exit_code = kExitUsage;
     result.err = app.help() + "\nprism: no command given (try `prism demo`)\n";

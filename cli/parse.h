@@ -26,7 +26,9 @@ enum class Command {
   report,
   gate,
   check,
-  course
+  course,
+  quantize,
+  generate
 };
 
 struct CommandLine {
@@ -51,6 +53,8 @@ struct CommandLine {
   GateCliOptions gate;
   CheckOptions check;
   CourseOptions course;
+  QuantizeOptions quantize;
+  GenerateOptions generate;
 };
 
 // Parses argv (argv[0] is the program name) with the CLI11 app that defines every command, its

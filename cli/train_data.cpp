@@ -119,6 +119,17 @@ nn::ModelOptions model_options_for(const TrainData& data, const std::string& mod
   return mo;
 }
 
+void check_checkpoint_flag(const std::string& model, const std::string& value) {
+  if (value.empty()) return;
+  nn::ModelOptions mo;
+  mo.checkpoint = value;
+  try {
+    nn::default_input(model, mo);  // make_model's checks, without building the model
+  } catch (const Error& e) {
+    throw UsageError(std::string("--checkpoint: ") + e.what());
+  }
+}
+
 void check_model_name(const std::string& model) {
   try {
     nn::default_input(model);

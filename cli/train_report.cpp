@@ -107,6 +107,7 @@ nlohmann::ordered_json train_json(const TrainOptions& o, const TrainRun& run, co
       {"optimizer", run.opt_name},
       {"lr", run.lr},
       {"schedule", o.schedule},
+      {"precision", o.precision},
       {"steps", run.steps},
       {"profiled_steps", {log.window_begin + 1, log.window_end}},
       {"step_ms", {{"median", t.median}, {"min", t.min}, {"max", t.max}}},

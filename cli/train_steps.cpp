@@ -17,6 +17,7 @@
 #include "nn/loss.h"
 #include "nn/optim/lr_schedule.h"
 #include "profiler/clock.h"
+#include "tensor/autocast.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 
@@ -128,6 +129,10 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
     std::optional<nn::data::Batch> b = loader.next();
     if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
     const int64_t t0 = profiler::now_ns();
+    // --precision bf16: forward and backward under the autocast policy (tensor/autocast.h); the
+    // optimizer step below updates the fp32 master weights outside it.
+    std::optional<Autocast> policy;
+    if (o.precision == "bf16") policy.emplace(DType::bf16);
     StepResult r = forward_batch(*run.model, *b, run.data.task, true, run.device);
     // A non-finite loss or gradient stops the run before the optimizer step can spread it into
     // the weights (cli/train_divergence.h); both checks read values the step has anyway.
@@ -137,6 +142,7 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
                     std::isnan(loss) ? "the loss is nan" : fmt::format("the loss is {}", loss), *b);
     }
     r.loss.backward();
+    policy.reset();
     if (const std::string p = first_non_finite_gradient(*run.model); !p.empty()) {
       stop_diverged(
           o, run, log, step,

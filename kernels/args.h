@@ -32,6 +32,8 @@
 
 #include <cstdint>
 
+#include "kernels/bfloat16.h"
+
 namespace prism::kernels {
 
 constexpr int kMaxDims = 8;
@@ -82,6 +84,21 @@ template <class T>
 struct MatmulArgs {
   const T* a;
   const T* b;
+  T* c;
+  int64_t batch, m, n, k;
+  int64_t a_bs, a_rs, a_cs;  // batch, row, column strides of A
+  int64_t b_bs, b_rs, b_cs;
+};
+
+// matmul_bf16: C[b] = A[b] @ B[b] with bfloat16 A and B (any strides, like MatmulArgs) and C of
+// the accumulator type T, contiguous [batch, m, n]. The registry files a kernel under its T, the
+// type it accumulates in and writes (float32: the mixed-precision GEMM); the inputs are always
+// bfloat16, as the op's name says. Products of two bfloat16 values are exact in float32 (8 x 8
+// significant bits fit in 24), so the only rounding is the accumulation's.
+template <class T>
+struct MatmulBf16Args {
+  const BFloat16* a;
+  const BFloat16* b;
   T* c;
   int64_t batch, m, n, k;
   int64_t a_bs, a_rs, a_cs;  // batch, row, column strides of A
@@ -528,6 +545,36 @@ struct Pool2dArgs {
   int64_t* index;  // [planes, ho, wo] (max pool: written by forward, read by backward)
   int64_t planes, h, w, ho, wo;
   int64_t kernel, stride, padding;
+};
+
+// int8 inference GEMM with its requantization fused in (kernels/cpu/matmul_int8*.cpp):
+//   acc[i][j] = sum_p a[i][p] * w[j][p]                   int8 x int8, exact in int32
+//   out[i][j] = fma(float(acc[i][j]), a_scale * w_scale[j], bias[j])   (bias null: + 0)
+// a [m, k] strided (quantized activations), w [n, k] strided (a Linear's weight as stored, one
+// row per output channel), out contiguous float [m, n]. T is the float type of the output and
+// the scales (the registry's dtype slot: float32); the integer operands are always int8.
+// |acc| <= k * 127 * 127, so int32 holds any k below 133,000 (the front end checks).
+template <class T>
+struct MatmulInt8Args {
+  const int8_t* a;
+  const int8_t* w;
+  const T* w_scale;  // [n], one per output channel
+  const T* bias;     // [n] or null
+  T* out;
+  T a_scale;
+  int64_t m, n, k;
+  int64_t a_rs, a_cs, w_rs, w_cs;
+};
+
+// out[i] = clamp(round_half_even(x[i] / scale), -127, 127) over a contiguous x of numel
+// elements: symmetric quantization (the zero point is 0, and -128 is left out so that the
+// range is symmetric and the negation of any value is representable).
+template <class T>
+struct QuantizeArgs {
+  const T* x;
+  int8_t* out;
+  T scale;
+  int64_t numel;
 };
 
 }  // namespace prism::kernels

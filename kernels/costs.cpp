@@ -81,6 +81,22 @@ Cost matmul(const Dims& a, const Dims& b, int64_t elem_size) {
   return make_cost(2 * macs, macs, (Count(a.numel()) + b.numel() + batch * m * n) * elem_size);
 }
 
+Cost im2col(int64_t n, int64_t k, int64_t p, int64_t x_numel, int64_t elem_size) {
+  return make_cost(0, 0, (Count(x_numel) + n * k * p) * elem_size);
+}
+
+Cost col2im(int64_t n, int64_t k, int64_t p, int64_t dx_numel, int64_t elem_size) {
+  const Count patches = Count(n) * k * p;
+  return make_cost(patches, 0, (patches + dx_numel) * elem_size);
+}
+
+Cost matmul_bf16(const Dims& a, const Dims& b) {
+  Cost c = matmul(a, b, 2);                                       // every element at 2 bytes
+  const Count out = Count(c.bytes) / 2 - a.numel() - b.numel();  // C's elements
+  c.bytes = (Count(c.bytes) + out * 2).value();                   // C's at 4 bytes
+  return c;
+}
+
 Cost reduce(int64_t in_numel, int64_t out_numel, int64_t elem_size, int64_t out_elem_size) {
   return make_cost(std::max<int64_t>(in_numel - out_numel, 0), 0,
                    Count(in_numel) * elem_size + Count(out_numel) * out_elem_size);
@@ -94,6 +110,17 @@ Cost mean(int64_t in_numel, int64_t out_numel, int64_t elem_size) {
 
 Cost cast(int64_t numel, int64_t in_elem_size, int64_t out_elem_size) {
   return make_cost(0, 0, Count(numel) * (in_elem_size + out_elem_size));
+}
+
+Cost matmul_int8(int64_t m, int64_t n, int64_t k, bool has_bias) {
+  const Count macs = Count(m) * n * k, outs = Count(m) * n;
+  const Count bytes = Count(m) * k + Count(n) * k + 4 * outs + 4 * Count(n) + 4 +
+                      (has_bias ? 4 * Count(n) : Count(0));
+  return make_cost(2 * macs + 3 * outs, macs, bytes);
+}
+
+Cost quantize(int64_t numel, int64_t in_elem_size) {
+  return make_cost(numel, 0, Count(numel) * (in_elem_size + 1));
 }
 
 Cost gather(int64_t index_numel, int64_t out_numel, int64_t elem_size) {

@@ -51,6 +51,9 @@ int elementwise_steps(std::string_view op);
 // matmul of a [..., m, k] by b [..., k, n] (shapes after NumPy broadcasting of the batch dims):
 // m n k multiply-adds per batch entry.
 Cost matmul(const Dims& a, const Dims& b, int64_t elem_size);
+// matmul_bf16: the same m n k multiply-adds per batch entry, bfloat16 inputs (2 bytes an
+// element) and a float32 output (4): bytes = 2 (A + B) + 4 C.
+Cost matmul_bf16(const Dims& a, const Dims& b);
 
 // A reduction of `in_numel` elements to `out_numel` outputs, `flops_per_in` per input element
 // (sum: 1 add per element, minus one per output).
@@ -140,6 +143,11 @@ int64_t window_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t padd
 // (+ bias) + y.
 Cost conv2d(const Dims& x, const Dims& weight, bool has_bias, int64_t stride, int64_t padding,
             int64_t elem_size);
+// im2col of n images into [k, p] patch matrices (k = C kh kw, p = Ho Wo): 0 FLOPs; bytes = the
+// input (x_numel elements) + the patches. col2im, its reverse: n k p adds into dx (dx_numel
+// elements); bytes = the patch gradients + dx.
+Cost im2col(int64_t n, int64_t k, int64_t p, int64_t x_numel, int64_t elem_size);
+Cost col2im(int64_t n, int64_t k, int64_t p, int64_t dx_numel, int64_t elem_size);
 // Gradients of conv2d: each is one multiply-add per forward multiply-add (the forward's FLOPs
 // without the bias). backward_input reads dy + weight and writes dx (x's size); backward_weight
 // reads dy + x and writes dw (weight's size). `x` and `weight` are the forward's shapes.
@@ -177,5 +185,14 @@ Cost attention_backward(const Dims& q, const Dims& k, bool causal, int64_t elem_
 // count). Bytes = x + weight (+ bias) + y, + z when the pre-activation is kept for backward.
 Cost linear_gelu(int64_t rows, int64_t in, int64_t out, bool has_bias, bool keeps_z,
                  int64_t elem_size);
+
+// matmul_int8 of a [m, k] int8 by w [n, k] int8 with the requantization fused (kernels/args.h):
+// m n k MACs (2 m n k integer ops, counted as FLOPs so GOP/s compare with float GEMMs) + 3 FLOPs
+// per output (the scale product a_scale * w_scale[j], then the fma's multiply and add). Bytes at
+// the real sizes: a and w 1 per element, out 4 per element, w_scale 4 n, a_scale 4, bias 4 n.
+Cost matmul_int8(int64_t m, int64_t n, int64_t k, bool has_bias);
+// quantize of numel float elements to int8: 1 FLOP per element (the divide; the round and the
+// clamp are not counted); bytes = in_elem_size + 1 per element.
+Cost quantize(int64_t numel, int64_t in_elem_size);
 
 }  // namespace prism::costs

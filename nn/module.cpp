@@ -4,6 +4,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "nn/layers/checkpoint.h"
 #include "profiler/recorder.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
@@ -46,7 +47,7 @@ struct ModuleAccess {
 
 Tensor Module::operator()(const Tensor& x) {
   profiler::Scope scope(name_);
-  Tensor y = forward(x);
+  Tensor y = checkpointed_ ? checkpoint(*this, x) : forward(x);
   // The output shape goes on the scope's record (summaries print it); free when not recording.
   if (y.defined()) profiler::note_scope_output(y.shape().data(), y.dim());
   return y;
@@ -224,6 +225,7 @@ std::string Module::tree() const {
     left += m.name() + ": " + m.type_name();
     const std::string extra = m.extra_repr();
     if (!extra.empty()) left += "(" + extra + ")";
+    if (m.is_checkpointed()) left += " [checkpointed]";
     lines.push_back({left, m.parameter_count()});
   });
   size_t width = 0;

@@ -83,6 +83,13 @@ class Module {
   void eval() { train(false); }
   bool is_training() const { return training_; }
 
+  // ---- activation checkpointing (nn/layers/checkpoint.h) -----------------------------------
+  // When on, calling this module keeps only its input and re-runs its forward in backward
+  // instead of keeping its activations: less memory, one more forward of this module per step.
+  // Names, paths and parameters stay as they are (a checkpointed model loads the same files).
+  void set_checkpointed(bool on = true) { checkpointed_ = on; }
+  bool is_checkpointed() const { return checkpointed_; }
+
   // Drops every parameter's .grad (an absent gradient, not a zero tensor: the next backward
   // allocates a fresh one, and memory reports show no gradient memory between steps).
   void zero_grad();
@@ -129,6 +136,7 @@ class Module {
 
   std::string name_ = "model";
   bool training_ = true;
+  bool checkpointed_ = false;
   NamedTensors params_;
   NamedTensors buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;

@@ -4,6 +4,7 @@
 #include "nn/init.h"
 #include "nn/layers/activation.h"
 #include "nn/layers/adaptive_pool.h"
+#include "nn/layers/checkpoint.h"
 #include "nn/layers/attention.h"
 #include "nn/layers/container.h"
 #include "nn/layers/conv.h"

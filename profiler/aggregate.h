@@ -57,12 +57,13 @@ struct ScopeRow {
   int depth = 0;                   // number of components; 0 for ""
   int64_t calls = 0;               // times the scope was entered (module calls)
   std::string output_shape;        // last noted output shape ("[1,256]"), "" if none
-  Cost cost[3];                    // by phase: forward, backward, optimizer
-  int64_t self_ns[3] = {0, 0, 0};  // op self time by phase
+  // By phase (Phase's order): forward, backward, optimizer, recompute.
+  Cost cost[kNumPhases];
+  int64_t self_ns[kNumPhases] = {};  // op self time by phase
   int64_t allocs = 0;
   int64_t alloc_bytes = 0;
-  int64_t alloc_bytes_by_phase[3] = {0, 0, 0};  // forward: activations (and temporaries)
-  int64_t time_ns() const { return self_ns[0] + self_ns[1] + self_ns[2]; }
+  int64_t alloc_bytes_by_phase[kNumPhases] = {};  // forward: activations (and temporaries)
+  int64_t time_ns() const { return self_ns[0] + self_ns[1] + self_ns[2] + self_ns[3]; }
 };
 
 // Every scope path seen, each parent before its children, siblings in first-seen order. The

@@ -141,8 +141,10 @@ json modules_json(const Profile& p) {
                        {"fwd_ns", r.self_ns[0]},
                        {"bwd_ns", r.self_ns[1]},
                        {"opt_ns", r.self_ns[2]},
+                       {"rec_ns", r.self_ns[3]},  // recompute (activation checkpointing)
                        {"fwd_flops", r.cost[0].flops},
                        {"bwd_flops", r.cost[1].flops},
+                       {"rec_flops", r.cost[3].flops},
                        {"allocs", r.allocs},
                        {"alloc_bytes", r.alloc_bytes},
                        {"output_shape", r.output_shape}});

@@ -25,10 +25,12 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
   if (rows.empty()) return out + "(no scopes recorded)\n";
 
   int64_t max_flops = 0, max_ns = 0, max_alloc = 0;
+  bool recompute = false;  // activation checkpointing ran: show its columns
   for (const ScopeRow& r : rows) {
-    max_flops = std::max({max_flops, r.cost[0].flops, r.cost[1].flops});
-    max_ns = std::max({max_ns, r.self_ns[0], r.self_ns[1], r.self_ns[2]});
+    max_flops = std::max({max_flops, r.cost[0].flops, r.cost[1].flops, r.cost[3].flops});
+    max_ns = std::max({max_ns, r.self_ns[0], r.self_ns[1], r.self_ns[2], r.self_ns[3]});
     max_alloc = std::max(max_alloc, r.alloc_bytes);
+    recompute = recompute || r.self_ns[3] > 0 || r.cost[3].flops > 0;
   }
   const Unit fu = pick_unit(kFlopUnits, max_flops);
   const Unit tu = pick_unit(kTimeUnits, max_ns);
@@ -44,8 +46,10 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
   add("calls", false);
   add(fmt::format("fwd {}", fu.name), false);
   add(fmt::format("bwd {}", fu.name), false);
+  if (recompute) add(fmt::format("rec {}", fu.name), false);
   add(fmt::format("fwd {}", tu.name), false);
   add(fmt::format("bwd {}", tu.name), false);
+  if (recompute) add(fmt::format("rec {}", tu.name), false);
   add(fmt::format("opt {}", tu.name), false);
   add("time %", false);
   add(fmt::format("alloc {}", au.name), false);
@@ -62,8 +66,10 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
     put(r.calls ? fmt::format("{}", r.calls) : "-");
     put(amount(r.cost[0].flops, fu, 3));
     put(amount(r.cost[1].flops, fu, 3));
+    if (recompute) put(amount(r.cost[3].flops, fu, 3));
     put(amount(r.self_ns[0], tu, 3));
     put(amount(r.self_ns[1], tu, 3));
+    if (recompute) put(amount(r.self_ns[3], tu, 3));
     put(amount(r.self_ns[2], tu, 3));
     put(fmt::format("{:.1f}", percent(r.time_ns(), op_ns)));
     put(amount(r.alloc_bytes, au, 3));
@@ -72,6 +78,11 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
   out +=
       "\nEach row includes its children. Backward time and FLOPs count for the module whose "
       "forward made them.\n";
+  if (recompute) {
+    out +=
+        "rec: forward ops run again in backward by activation checkpointing (the price of the "
+        "activations not kept).\n";
+  }
   return out;
 }
 

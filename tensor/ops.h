@@ -82,6 +82,10 @@ Tensor sum_to(const Tensor& x, const Dims& shape);
 // [m,k] @ [k,n] -> [m,n]; batched [..., m, k] @ [..., k, n] with broadcast batch dims;
 // 1-D operands are treated as a row (left) or column (right) vector, as in NumPy.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// The mixed-precision GEMM (tensor/ops/matmul_bf16.cpp): bfloat16 a and b, float32 result
+// summed in float32, same shapes as matmul (at least 2-D). Autocast (tensor/autocast.h) is how
+// float32 models use it; the gradients of a and b come back in bfloat16, their dtype.
+Tensor matmul_bf16(const Tensor& a, const Tensor& b);
 
 // ---- softmax (tensor/ops/softmax.cpp) ----------------------------------------------------------
 Tensor softmax(const Tensor& x, int dim = -1);
@@ -157,5 +161,10 @@ Tensor clone(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
 // x copied to `device` (x itself if already there); see Tensor::to(Device).
 Tensor to_device(const Tensor& x, Device device);
+// Writes src's values into dst in place: same shape, dtype and device, any strides (dst is
+// typically a slice of a buffer allocated once, e.g. a transformer's KV cache, nn/kv_cache.h).
+// Recorded as op "copy_into" with the copy kernel's cost (2 x numel x elem size bytes). An
+// in-place write has no gradient: it is refused while grad mode is on and src requires grad.
+void copy_into(const Tensor& dst, const Tensor& src);
 
 }  // namespace prism

@@ -13,11 +13,13 @@ namespace prism::analysis::html {
 
 namespace {
 
-// The roles in the order they are stacked, bottom first: what lives longest at the bottom. A
-// role not listed goes on top, in the order it first appears.
+// The roles in the order they are stacked, bottom first: what lives longest at the bottom (a
+// KV cache is allocated once per generation, right above the weights). A role not listed goes
+// on top, in the order it first appears. Each band takes the next of the 7 colours r0..r6, so
+// the 7 roles of profiler/memory.h never share one.
 const std::vector<std::string>& role_order() {
-  static const std::vector<std::string> order{"parameter",  "optimizer", "gradient",
-                                              "activation", "data",      "temporary"};
+  static const std::vector<std::string> order{
+      "parameter", "kv_cache", "optimizer", "gradient", "activation", "data", "temporary"};
   return order;
 }
 

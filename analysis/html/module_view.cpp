@@ -1,5 +1,6 @@
 // The module icicle (profile_views.h): the module tree drawn once per phase (forward, backward,
-// then optimizer when the optimizer's steps were scoped), top to bottom, on one ms scale. Row d
+// then optimizer when the optimizer's steps were scoped, and recompute when activation
+// checkpointing ran forwards again in backward), top to bottom, on one ms scale. Row d
 // holds the modules at depth d; a module's rect is as wide as the op self time of its subtree in
 // that phase, and its children sit left to right inside it, so the part of a rect with nothing
 // under it is the time of the module's own ops. Sharing the scale keeps the totals comparable
@@ -20,11 +21,13 @@ constexpr double kCharPx = 6.6;
 constexpr double kPad = 4;
 
 double phase_ns(const ProfileModule& m, int phase) {
-  return phase == 0 ? m.fwd_ns : phase == 1 ? m.bwd_ns : m.opt_ns;
+  return phase == 0 ? m.fwd_ns : phase == 1 ? m.bwd_ns : phase == 2 ? m.opt_ns : m.rec_ns;
 }
 
-const char* const kPhaseName[3] = {"forward", "backward", "optimizer"};
-const char* const kPhaseClass[3] = {"fwd", "bwd", "opt"};
+// In profiler::Phase's order.
+constexpr int kPhases = 4;
+const char* const kPhaseName[kPhases] = {"forward", "backward", "optimizer", "recompute"};
+const char* const kPhaseClass[kPhases] = {"fwd", "bwd", "opt", "rec"};
 
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
@@ -70,13 +73,13 @@ double phase_total(const ProfileData& p, const Tree& t, int phase) {
   return total;
 }
 
-std::string tooltip(const ProfileModule& m, const double (&total)[3]) {
+std::string tooltip(const ProfileModule& m, const double (&total)[kPhases]) {
   std::string t = m.depth == 0 ? "(outside scopes): ops run outside every module"
                                : m.path + (m.type.empty() ? "" : " (" + m.type + ")") +
                                      fmt::format(", {} calls", m.calls);
-  const double flops[3] = {m.fwd_flops, m.bwd_flops, 0};
-  for (int ph = 0; ph < 3; ++ph) {
-    if (ph == 2 && m.opt_ns <= 0) continue;
+  const double flops[kPhases] = {m.fwd_flops, m.bwd_flops, 0, m.rec_flops};
+  for (int ph = 0; ph < kPhases; ++ph) {
+    if (ph >= 2 && phase_ns(m, ph) <= 0) continue;
     t += fmt::format("\n{} {} ({} of {})", kPhaseName[ph], ms(phase_ns(m, ph)),
                      share(phase_ns(m, ph), total[ph]), kPhaseName[ph]);
     if (flops[ph] > 0) t += fmt::format(", {:.3g} FLOP", flops[ph]);
@@ -91,7 +94,7 @@ struct Icicle {
   Svg& svg;
   int phase;
   double top;
-  const double (&total)[3];
+  const double (&total)[kPhases];
 
   // Lays `ids` left to right from `start_ns`, each with its children inside it.
   void lay(const std::vector<size_t>& ids, double start_ns) {
@@ -118,13 +121,15 @@ struct Icicle {
 
 Scale module_scale(const ProfileData& p) {
   const Tree t = build_tree(p);
-  const double top = std::max({phase_total(p, t, 0), phase_total(p, t, 1), phase_total(p, t, 2)});
+  const double top = std::max({phase_total(p, t, 0), phase_total(p, t, 1), phase_total(p, t, 2),
+                               phase_total(p, t, 3)});
   return linear_scale(0, top / 1e6, kIcicleArea.left, kIcicleArea.right());
 }
 
 Section module_view(const ProfileData& p) {
   Section s{"Module icicle",
-            "The module tree once per phase (forward, backward, optimizer) on one time scale: "
+            "The module tree once per phase (forward, backward, optimizer, recompute) on one "
+            "time scale: "
             "each rect is a module, as wide as the op time of it and its children, which sit "
             "inside it one row down. Hover a rect for its path, calls and times.",
             ""};
@@ -135,10 +140,10 @@ Section module_view(const ProfileData& p) {
     return s;
   }
   const Tree tree = build_tree(p);
-  const double total[3] = {phase_total(p, tree, 0), phase_total(p, tree, 1),
-                           phase_total(p, tree, 2)};
+  const double total[kPhases] = {phase_total(p, tree, 0), phase_total(p, tree, 1),
+                                 phase_total(p, tree, 2), phase_total(p, tree, 3)};
   std::vector<int> phases;  // those with time, each drawn as one icicle
-  for (int ph = 0; ph < 3; ++ph) {
+  for (int ph = 0; ph < kPhases; ++ph) {
     if (total[ph] > 0) phases.push_back(ph);
   }
   if (phases.empty()) {

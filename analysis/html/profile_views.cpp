@@ -66,6 +66,19 @@ std::string op_tooltip(const ProfileOp& op, double total_ns) {
   return t;
 }
 
+// The phase colours' legend; recompute only when activation checkpointing ran.
+std::vector<std::pair<std::string, std::string>> phase_keys(const ProfileData& p) {
+  std::vector<std::pair<std::string, std::string>> keys{
+      {"fwd", "forward"}, {"bwd", "backward"}, {"opt", "optimizer"}};
+  for (const ProfileOp& op : p.ops) {
+    if (op.phase == "recompute") {
+      keys.emplace_back("rec", "recompute");
+      break;
+    }
+  }
+  return keys;
+}
+
 std::vector<Bar> breakdown_bars(const ProfileData& p, double* total_ns) {
   std::vector<const ProfileOp*> rows;
   double total = 0;
@@ -143,7 +156,7 @@ Section op_breakdown_view(const ProfileData& p) {
     svg.rect(kBarArea.left, y + 2, w, kBarRowHeight - 4, b.cls, b.tooltip);
     svg.text(kBarArea.left + w + 5, y + 13, format_ns(b.ns) + "  " + percent(b.ns, total), "tick");
   }
-  s.body = legend({{"fwd", "forward"}, {"bwd", "backward"}, {"opt", "optimizer"}}) + svg.str();
+  s.body = legend(phase_keys(p)) + svg.str();
   return s;
 }
 
@@ -235,7 +248,7 @@ Section roofline_view(const ProfileData& p, const RooflinePeaks& peaks) {
                     intensity < ridge ? "memory" : "compute", format_ns(op->work_ns())));
   }
   s.body =
-      legend({{"fwd", "forward"}, {"bwd", "backward"}, {"opt", "optimizer"}}) + notes + svg.str();
+      legend(phase_keys(p)) + notes + svg.str();
   return s;
 }
 

@@ -52,6 +52,7 @@ struct ProfileModule {
   int64_t calls = 0;
   double fwd_ns = 0, bwd_ns = 0, opt_ns = 0;
   double fwd_flops = 0, bwd_flops = 0;
+  double rec_ns = 0, rec_flops = 0;  // recompute (activation checkpointing); 0 in older files
 };
 
 struct ProfileData {

@@ -1,5 +1,8 @@
 #include "nn/layers/attention.h"
 
+#include <vector>
+
+#include "nn/kv_cache.h"
 #include "tensor/ops.h"
 
 namespace prism::nn {
@@ -38,6 +41,40 @@ Tensor MultiHeadAttention::forward(const Tensor& input) {
   out = out.permute({0, 2, 1, 3}).reshape({b, t, d_model_});  // [B, T, D]: one copy
   Tensor y = (*proj)(out);
   return batched ? y : y.squeeze(0);
+}
+
+Tensor MultiHeadAttention::forward_cached(const Tensor& x, KVCache& cache, int64_t layer) {
+  if (!causal_) {
+    throw Error("MultiHeadAttention(" + extra_repr() +
+                ")::forward_cached: a KV cache needs causal attention (a non-causal layer's "
+                "earlier outputs change when later tokens arrive)");
+  }
+  if (x.dim() != 3 || x.size(-1) != d_model_) {
+    throw Error("MultiHeadAttention(" + extra_repr() + ")::forward_cached: input " +
+                x.shape().str() + " must be [B, n, " + std::to_string(d_model_) + "]");
+  }
+  const int64_t b = x.size(0), n = x.size(1), h = heads_, d = head_dim_;
+  const int64_t t0 = cache.length();
+  Tensor parts = (*qkv)(x).view({b, n, 3, h, d}).permute({2, 0, 3, 1, 4});
+  Tensor q = parts.select(0, 0);  // [B, H, n, d]
+  auto [k, v] = cache.append(layer, parts.select(0, 1), parts.select(0, 2));  // [B, H, t0+n, d]
+
+  Tensor out;
+  if (t0 == 0) {
+    out = attention(q, k, v, /*causal=*/true);  // Lq == Lk: the plain causal mask
+  } else if (n == 1) {
+    out = attention(q, k, v, /*causal=*/false);  // the newest query sees all t0 + 1 keys
+  } else {
+    // Query i (position t0 + i) sees keys [0, t0 + i]: one non-causal call per row.
+    std::vector<Tensor> rows;
+    for (int64_t i = 0; i < n; ++i) {
+      rows.push_back(attention(q.narrow(2, i, 1), k.narrow(2, 0, t0 + i + 1),
+                               v.narrow(2, 0, t0 + i + 1), /*causal=*/false));
+    }
+    out = concat(rows, 2);
+  }
+  out = out.permute({0, 2, 1, 3}).reshape({b, n, d_model_});  // [B, n, D]
+  return (*proj)(out);
 }
 
 std::string MultiHeadAttention::extra_repr() const {

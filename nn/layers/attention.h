@@ -24,10 +24,19 @@
 
 namespace prism::nn {
 
+class KVCache;  // nn/kv_cache.h
+
 class MultiHeadAttention : public Module {
  public:
   MultiHeadAttention(int64_t d_model, int64_t heads, bool causal = false);
   Tensor forward(const Tensor& x) override;
+  // Incremental decoding (nn/kv_cache.h): x [B, n, D] holds the tokens at positions
+  // [t0, t0 + n), t0 = cache.length(). Their keys and values go into `layer` of the cache; the
+  // queries attend to the t0 + n cached keys, query i seeing keys j <= t0 + i. The attention op
+  // takes a causal mask only for Lq == Lk, so: t0 = 0 (the prompt) is the plain causal call;
+  // n = 1 (a decoding step) is a non-causal call, exact because the newest query may see every
+  // key there is; n > 1 onto a filled cache runs one query row at a time. Needs a causal layer.
+  Tensor forward_cached(const Tensor& x, KVCache& cache, int64_t layer);
   std::string type_name() const override { return "MultiHeadAttention"; }
   std::string extra_repr() const override;
 

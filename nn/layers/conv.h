@@ -19,6 +19,9 @@ class Conv2d : public Module {
   Tensor forward(const Tensor& x) override;
   std::string type_name() const override { return "Conv2d"; }
   std::string extra_repr() const override;
+  int kernel_size() const { return kernel_; }
+  int stride() const { return stride_; }
+  int padding() const { return padding_; }
 
   Tensor weight;  // [out, in, k, k]
   Tensor bias;    // [out], undefined without bias

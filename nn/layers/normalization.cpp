@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "nn/layers/checkpoint.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 
@@ -101,7 +102,9 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
   Tensor xc = x - mu;
   Tensor var = mean(xc * xc, {0, 2, 3}, true);
   Tensor y = xc / prism::sqrt(var + eps_) * w + b;
-  {
+  // A checkpointed block's backward runs this forward again (nn/layers/checkpoint.h): the
+  // statistics were already folded in by the first run, so the recompute leaves them alone.
+  if (!recomputing()) {
     NoGrad no_grad;
     const double m = momentum_;
     const double unbias = static_cast<double>(n) / static_cast<double>(n - 1);

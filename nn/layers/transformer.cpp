@@ -40,4 +40,16 @@ Tensor TransformerBlock::forward(const Tensor& x) {
   return h + run_mlp((*ln2)(h));
 }
 
+Tensor TransformerBlock::forward_cached(const Tensor& x, KVCache& cache, int64_t layer) {
+  profiler::Scope scope(name());  // what calling the module would open
+  Tensor a;
+  {
+    Tensor u = (*ln1)(x);
+    profiler::Scope attn_scope(attn->name());
+    a = attn->forward_cached(u, cache, layer);
+  }
+  Tensor h = x + a;
+  return h + run_mlp((*ln2)(h));
+}
+
 }  // namespace prism::nn

@@ -25,6 +25,9 @@ class TransformerBlock : public Module {
  public:
   TransformerBlock(int64_t d_model, int64_t heads, bool causal = true, int64_t mlp_ratio = 4);
   Tensor forward(const Tensor& x) override;
+  // The same block for the tokens at positions [cache.length(), + n): attention through
+  // MultiHeadAttention::forward_cached with `layer` of the cache (nn/kv_cache.h).
+  Tensor forward_cached(const Tensor& x, KVCache& cache, int64_t layer);
   std::string type_name() const override { return "TransformerBlock"; }
 
   std::shared_ptr<LayerNorm> ln1;

@@ -145,6 +145,38 @@ Tensor GPT::forward(const Tensor& idx) {
   return matmul(x, wte->weight.t());
 }
 
+int64_t sample_token(const std::vector<double>& last, double temperature, int64_t top_k,
+                     Generator& gen) {
+  const int64_t v = static_cast<int64_t>(last.size());
+  if (v == 0) throw Error("sample_token: no logits");
+  if (temperature == 0 || top_k == 1) {
+    return std::max_element(last.begin(), last.end()) - last.begin();
+  }
+  // softmax(z / temperature) over the `keep` largest logits, in double, shifted by the max so
+  // exp never overflows; then inverse-CDF sampling with one uniform draw.
+  const int64_t keep = top_k <= 0 ? v : std::min(top_k, v);
+  std::vector<double> z(static_cast<size_t>(v));
+  std::vector<int64_t> order(static_cast<size_t>(v));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+                    [&](int64_t a, int64_t b) { return last[a] > last[b]; });
+  const double top = last[static_cast<size_t>(order[0])];
+  double total = 0;
+  for (int64_t i = 0; i < keep; ++i) {
+    const size_t k = static_cast<size_t>(order[static_cast<size_t>(i)]);
+    z[k] = std::exp((last[k] - top) / temperature);
+    total += z[k];
+  }
+  const double u = gen.uniform() * total;
+  double cum = 0;
+  for (int64_t i = 0; i < keep; ++i) {
+    const int64_t k = order[static_cast<size_t>(i)];
+    cum += z[static_cast<size_t>(k)];
+    if (u < cum) return k;
+  }
+  return order[static_cast<size_t>(keep - 1)];  // if rounding leaves u above the last sum
+}
+
 std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens,
                                    double temperature, int64_t top_k, uint64_t seed) {
   const int64_t v = config_.vocab;
@@ -177,12 +209,7 @@ std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t m
   eval();  // no dropout while sampling
   DefaultDevice on_cpu(Device::cpu);
   Generator gen(seed);
-  const bool greedy = temperature == 0 || top_k == 1;
-  const int64_t keep = top_k == 0 ? v : std::min(top_k, v);
-
   std::vector<int64_t> tokens = prompt;
-  std::vector<double> z(static_cast<size_t>(v));
-  std::vector<int64_t> order(static_cast<size_t>(v));
   for (int64_t step = 0; step < max_new_tokens; ++step) {
     // The last block_size tokens: the model has no position embedding beyond that.
     const size_t start = tokens.size() > static_cast<size_t>(config_.block_size)
@@ -195,35 +222,7 @@ std::vector<int64_t> GPT::generate(const std::vector<int64_t>& prompt, int64_t m
     // Only the last position predicts the next token.
     const std::vector<double> last = logits.select(0, 0).select(0, t - 1).to_vector<double>();
 
-    int64_t next = 0;
-    if (greedy) {
-      next = std::max_element(last.begin(), last.end()) - last.begin();
-    } else {
-      // softmax(z / temperature) over the `keep` largest logits, in double, shifted by the
-      // max so exp never overflows; then inverse-CDF sampling with one uniform draw.
-      std::iota(order.begin(), order.end(), int64_t{0});
-      std::partial_sort(order.begin(), order.begin() + keep, order.end(),
-                        [&](int64_t a, int64_t b) { return last[a] > last[b]; });
-      const double top = last[static_cast<size_t>(order[0])];
-      double total = 0;
-      for (int64_t i = 0; i < keep; ++i) {
-        const size_t k = static_cast<size_t>(order[static_cast<size_t>(i)]);
-        z[k] = std::exp((last[k] - top) / temperature);
-        total += z[k];
-      }
-      const double u = gen.uniform() * total;
-      double cum = 0;
-      next = order[static_cast<size_t>(keep - 1)];  // if rounding leaves u above the last sum
-      for (int64_t i = 0; i < keep; ++i) {
-        const int64_t k = order[static_cast<size_t>(i)];
-        cum += z[static_cast<size_t>(k)];
-        if (u < cum) {
-          next = k;
-          break;
-        }
-      }
-    }
-    tokens.push_back(next);
+    tokens.push_back(sample_token(last, temperature, top_k, gen));
   }
   return tokens;
 }

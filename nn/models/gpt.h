@@ -37,12 +37,14 @@
 #include <string>
 #include <vector>
 
+#include "nn/kv_cache.h"
 #include "nn/layers/container.h"
 #include "nn/layers/dropout.h"
 #include "nn/layers/embedding.h"
 #include "nn/layers/linear.h"
 #include "nn/layers/normalization.h"
 #include "nn/layers/transformer.h"
+#include "tensor/random.h"
 
 namespace prism::nn {
 
@@ -63,6 +65,12 @@ struct GPTConfig {
 //   "gpt2-medium" vocab 50257, block 1024, d 1024, heads 16, layers 24 (355M, tied).
 // An unknown name is an Error listing these.
 GPTConfig gpt_config(const std::string& name);
+
+// The next token drawn from `logits` [vocab] as GPT::generate draws it: greedy argmax when
+// temperature is 0 or top_k is 1, else softmax(logits / temperature) over the top_k largest
+// (0: all), in double, by inverse-CDF sampling with one uniform draw from `gen`.
+int64_t sample_token(const std::vector<double>& logits, double temperature, int64_t top_k,
+                     Generator& gen);
 std::vector<std::string> gpt_config_names();
 
 class GPT : public Module {
@@ -86,6 +94,18 @@ class GPT : public Module {
   // model with values (cpu), not one on the meta device.
   std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens,
                                 double temperature = 1.0, int64_t top_k = 0, uint64_t seed = 0);
+
+  // Incremental decoding with a KV cache (nn/kv_cache.h; the loop around it with a context
+  // window: nn/models/gpt_decoder.h). idx int64 [B, n] are the tokens at positions
+  // [t0, t0 + n), t0 = cache.length(), t0 + n <= min(cache.max_len(), block_size); returns
+  // their logits [B, n, vocab], the same values forward() gives at those positions of the whole
+  // sequence, and leaves cache.length() = t0 + n. Each block reads the cached keys and values
+  // of positions < t0 and computes only the n new rows. Inference only: it runs under NoGrad
+  // (no graph is recorded). forward() itself, what training runs, does not change.
+  Tensor forward_cached(const Tensor& idx, KVCache& cache);
+  // A cache for this model: `layers` x 2 buffers [batch, heads, max_len, d_model / heads] of
+  // wte's dtype on its device; max_len 0 means block_size (and more than block_size is an Error).
+  KVCache make_cache(int64_t batch, int64_t max_len = 0) const;
 
   std::shared_ptr<Embedding> wte;  // [vocab, D]
   std::shared_ptr<Embedding> wpe;  // [block_size, D]

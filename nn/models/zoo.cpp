@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "nn/layers/checkpoint.h"
 #include "nn/models/gpt.h"
 #include "nn/models/lenet.h"
 #include "nn/models/mlp.h"
@@ -171,6 +172,36 @@ void check_options(const std::string& name, const ModelOptions& o) {
     throw Error("make_model(" + name + "): depth " + std::to_string(o.depth) +
                 " is past the largest allowed, " + std::to_string(kMaxDepth));
   }
+  if (checkpoint_stride(o.checkpoint, "make_model(" + name + ")") > 0 && !gpt &&
+      key.rfind("resnet", 0) != 0) {
+    throw Error("make_model(" + name + "): checkpoint '" + o.checkpoint +
+                "' needs a model made of blocks; it applies to the GPTs (transformer, gpt2-*: " +
+                "transformer blocks) and the ResNets (resnet18/34/50: residual blocks)");
+  }
+}
+
+// The blocks activation checkpointing chooses from, in forward order: the GPTs' transformer
+// blocks, the ResNets' residual blocks over all four stages.
+std::vector<Module*> checkpointable_blocks(Module& model) {
+  std::vector<Module*> out;
+  auto add_all = [&](const Sequential& seq) {
+    for (size_t i = 0; i < seq.size(); ++i) out.push_back(seq[i].get());
+  };
+  if (auto* gpt = dynamic_cast<GPT*>(&model)) add_all(*gpt->blocks);
+  if (auto* r = dynamic_cast<ResNet*>(&model)) {
+    for (const auto* stage : {&r->layer1, &r->layer2, &r->layer3, &r->layer4}) add_all(**stage);
+  }
+  return out;
+}
+
+// Marks blocks 0, N, 2N, ... (N from ModelOptions::checkpoint) as checkpointed.
+void apply_checkpointing(Module& model, const std::string& name, const std::string& spec) {
+  const int64_t every = checkpoint_stride(spec, "make_model(" + name + ")");
+  if (every == 0) return;
+  const std::vector<Module*> blocks = checkpointable_blocks(model);
+  for (size_t i = 0; i < blocks.size(); i += static_cast<size_t>(every)) {
+    blocks[i]->set_checkpointed(true);
+  }
 }
 
 }  // namespace
@@ -182,7 +213,9 @@ Tensor ModelInput::make() const {
 std::shared_ptr<Module> make_model(const std::string& name, const ModelOptions& options) {
   const Entry& e = find("make_model", name);
   check_options(name, options);
-  return e.make(options);
+  std::shared_ptr<Module> model = e.make(options);
+  apply_checkpointing(*model, name, options.checkpoint);
+  return model;
 }
 
 ModelInput default_input(const std::string& name, const ModelOptions& options) {

@@ -49,6 +49,10 @@ struct ModelOptions {
   int64_t depth = 0;  // mlp: hidden layers (2); GPTs: transformer blocks (4 transformer)
   // A width or depth a model cannot take (depth for the cnn, either for the ResNets, width
   // beside `hidden`) is an Error naming what the model accepts.
+  // Activation checkpointing (nn/layers/checkpoint.h): "" none, "blocks" (every transformer or
+  // residual block), "every-N" (every N-th block: blocks 0, N, 2N, ... in forward order). The
+  // GPTs and the ResNets only; any other model or value is an Error naming what is accepted.
+  std::string checkpoint;
 };
 
 // The input a model takes, for summaries and smoke runs: [1, C, S, S] float32 images for the

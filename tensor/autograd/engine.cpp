@@ -11,6 +11,10 @@
 //
 // Everything runs with grad mode off and the profiler phase set to backward; each node runs in
 // the profiler scope of its forward call, so a module's backward ops are attributed to it.
+//
+// Re-entrant: all of a call's state is local and the guards restore the thread's settings, so a
+// node may run a backward of its own from inside apply() (activation checkpointing does:
+// nn/layers/checkpoint.h).
 #include <string>
 #include <unordered_map>
 #include <vector>

@@ -17,4 +17,17 @@ class NoGrad {
   bool saved_;
 };
 
+// Turns grad mode back on inside a NoGrad region: activation checkpointing re-runs a forward
+// from inside the backward engine (which runs with grad off) and needs that forward recorded.
+class EnableGrad {
+ public:
+  EnableGrad();
+  ~EnableGrad();
+  EnableGrad(const EnableGrad&) = delete;
+  EnableGrad& operator=(const EnableGrad&) = delete;
+
+ private:
+  bool saved_;
+};
+
 }  // namespace prism

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -190,6 +191,10 @@ Tensor conv2d_backward_weight(const Tensor& dy0, const Tensor& x, const Dims& w_
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding) {
   check_conv2d(x, weight, bias, stride, padding);
+  // Under prism::Autocast(DType::bf16): im2col and the bf16 GEMM (tensor/ops/conv_bf16.cpp).
+  if (detail::autocast_bf16(x, weight)) {
+    return detail::autocast_conv2d(x, weight, bias, stride, padding);
+  }
   // The kernels read contiguous buffers; a view is copied here (its own "contiguous" row).
   Tensor xc = x.detach().contiguous();
   Tensor wc = weight.detach().contiguous();

@@ -8,6 +8,7 @@
 
 #include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
+#include "tensor/autograd/grad_mode.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/internal.h"
@@ -79,6 +80,16 @@ Tensor contiguous(const Tensor& x) {
 Tensor clone(const Tensor& x) {
   detail::check_defined("clone", x);
   return copy_op(x, "clone");
+}
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  detail::check_defined("copy_into", dst);
+  detail::check_defined("copy_into", src);
+  if (grad_enabled() && src.requires_grad()) {
+    throw Error("copy_into: src " + src.shape().str() +
+                " requires grad, but an in-place write records no gradient; use NoGrad");
+  }
+  detail::copy_into(dst, src, "copy_into");
 }
 
 Tensor to_device(const Tensor& x, Device device) {

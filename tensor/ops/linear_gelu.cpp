@@ -21,6 +21,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
@@ -115,6 +116,12 @@ Tensor gelu_grad(const Tensor& z, const Tensor& g0) {
 
 Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check_linear_gelu(x, weight, bias);
+  // Under prism::Autocast(DType::bf16) (tensor/autocast.h): the GEMM in bf16 (matmul's policy
+  // path), the bias add and GELU unfused in float32.
+  if (detail::autocast_bf16(x, weight)) {
+    Tensor z = matmul(x, weight.t());
+    return gelu(bias.defined() ? add(z, bias) : z);
+  }
   const int64_t in = weight.size(1), out_features = weight.size(0);
   // x as [rows, in]: a strided view when its leading dims merge, else a copy.
   Tensor x2 = x.detach();

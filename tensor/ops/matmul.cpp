@@ -7,6 +7,7 @@
 
 #include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
+#include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
@@ -123,6 +124,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (ka != kb) {
     throw Error("matmul: inner dimensions differ: " + a.shape().str() + " @ " + b.shape().str());
   }
+  // Under prism::Autocast(DType::bf16): the bf16 GEMM with float32 results (tensor/autocast.h).
+  if (detail::autocast_bf16(a, b)) return detail::autocast_matmul(a, b);
   // NumPy rules for vectors: [k] is a row on the left, a column on the right.
   Tensor a2 = a.dim() == 1 ? a.detach().unsqueeze(0) : a.detach();
   Tensor b2 = b.dim() == 1 ? b.detach().unsqueeze(1) : b.detach();

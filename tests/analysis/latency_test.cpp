@@ -60,6 +60,8 @@ TEST_CASE("op classes: by name, and the optimizer phase wins") {
   using prism::profiler::Phase;
   CHECK(classify_op("matmul", Phase::forward) == OpClass::matmul);
   CHECK(classify_op("linear_gelu", Phase::forward) == OpClass::matmul);
+  CHECK(classify_op("matmul_bf16", Phase::backward) == OpClass::matmul);
+  CHECK(classify_op("im2col", Phase::forward) == OpClass::conv);
   CHECK(classify_op("conv2d_backward_weight", Phase::backward) == OpClass::conv);
   CHECK(classify_op("attention_backward", Phase::backward) == OpClass::attention);
   CHECK(classify_op("layer_norm", Phase::forward) == OpClass::normalisation);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/html/profile_views.h"
+#include "analysis/html/report_page.h"
 #include "kernels/types.h"
 
 namespace html = prism::analysis::html;
@@ -108,6 +109,24 @@ TEST_CASE("module icicle: optimizer time gets its own icicle, the only one when 
   CHECK(has(s.body, rect(90, 10, 790, "opt")));  // 5 ms over a [0, 5] scale
   CHECK(occurrences(s.body, "<rect ") == 1);
   CHECK(has(s.body, "</title>optimizer</text>"));
+}
+
+TEST_CASE("module icicle: recompute time (activation checkpointing) gets its own icicle") {
+  json doc = base_profile();
+  json block = module("model", 1, 2, 4);
+  block["rec_ns"] = 2e6;
+  block["rec_flops"] = 3e6;
+  doc["modules"] = json::array({block});
+  const html::ProfileData p = html::read_profile(doc);
+  REQUIRE(p.modules.size() == 1);
+  CHECK(p.modules[0].rec_ns == 2e6);
+  CHECK(p.modules[0].rec_flops == 3e6);
+  const html::Section s = html::module_view(p);
+  CHECK(has(s.body, "</title>recompute</text>"));
+  CHECK(has(s.body, "class=\"rec\""));  // its own colour class, and in the legend
+  CHECK(has(s.body, "<i class=\"rec\"></i>recompute"));
+  CHECK(has(s.body, "recompute 2.000 ms"));  // the tooltip
+  CHECK(std::string(html::phase_class("recompute")) == "rec");
 }
 
 TEST_CASE("module icicle: a note for an older profile and for one with no time") {

@@ -114,3 +114,26 @@ TEST_CASE("prism compare and gate read `prism train --json` results too") {
   CHECK(contains(g.out, "ok   train step flops (exact)"));
   CHECK(contains(g.out, "ok   held-out accuracy"));
 }
+
+TEST_CASE("--checkpoint: refused with a clear message before any work where it cannot apply") {
+  TempDir dir;
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"bench transformer --mode infer --checkpoint blocks", "is for --mode train"},
+           Case{"bench mlp --mode train --checkpoint blocks", "needs a model made of blocks"},
+           Case{"train transformer --checkpoint every-0 --steps 1", "accepted: blocks"},
+           Case{"train cnn --checkpoint blocks --steps 1", "needs a model made of blocks"},
+           Case{"compare transformer --mode infer --b \"--checkpoint blocks\"",
+                "is for --mode train"},
+           Case{"compare resnet18 --mode train --b \"--checkpoint sometimes\"", "accepted: blocks"},
+       }) {
+    CAPTURE(c.args);
+    const RunResult r = run_prism(c.args, dir.path());
+    REQUIRE(r.exited);
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, c.says));
+  }
+}

@@ -181,3 +181,22 @@ TEST_CASE("prism train: a batch larger than the data set and a negative seed are
   const RunResult lab_seed = run_prism("lab relu --seed -1", dir.path());
   CHECK(lab_seed.code == 2);
 }
+
+TEST_CASE("prism train --checkpoint: the recompute shows as its own phase, the loss is unchanged") {
+  TempDir dir;
+  const std::string common = "train transformer --steps 2 --batch 2 --block 16 --threads 1 ";
+  const RunResult plain = run_prism(common + "--json a.json --profile-steps 1", dir.path());
+  const RunResult ckpt =
+      run_prism(common + "--checkpoint every-2 --json b.json --profile-steps 1", dir.path());
+  INFO(prism::testing::info_text(ckpt.out, ckpt.err));
+  REQUIRE(plain.code == 0);
+  REQUIRE(ckpt.code == 0);
+  // The same seed, weights and masks: the same losses, to the last printed digit.
+  const json a = json::parse(read_file(dir / "a.json")), b = json::parse(read_file(dir / "b.json"));
+  CHECK(a.at("train").at("final_loss") == b.at("train").at("final_loss"));
+  CHECK(contains(ckpt.out, "rec: forward ops run again in backward"));
+  CHECK_FALSE(contains(plain.out, "rec: forward ops run again in backward"));
+  bool recompute_row = false;
+  for (const json& op : b.at("ops")) recompute_row = recompute_row || op.at("phase") == "recompute";
+  CHECK(recompute_row);
+}

@@ -16,6 +16,7 @@
 #include "kernels/registry.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
+#include "tensor/quantized_ops.h"
 #include "tests/tensor/reference.h"
 
 namespace prism::kernels {
@@ -99,6 +100,32 @@ std::map<std::string, std::vector<Driver>> drivers() {
                                     input({29, 7}, strided, dt, rng)};
        },
        [](const std::vector<Tensor>& in) { return matmul(in[0], in[1]); }},
+  };
+  // bf16 GEMM (float32 slot: the accumulator's and output's type): bf16 operands rounded from
+  // random floats, b read transposed when strided; a batch over a shared b, odd sizes.
+  d["matmul_bf16"] = {
+      {[](DType, ref::Rng& rng, bool strided) {
+         Tensor a = cast(input({3, 37, 131}, false, DType::f32, rng), DType::bf16);
+         Tensor b = strided ? cast(input({61, 131}, false, DType::f32, rng), DType::bf16).t()
+                            : cast(input({131, 61}, false, DType::f32, rng), DType::bf16);
+         return std::vector<Tensor>{a, b};
+       },
+       [](const std::vector<Tensor>& in) { return matmul_bf16(in[0], in[1]); }},
+  };
+  // int8 GEMM (float32 slot: the output's type): int8 operands from quantized random floats, a
+  // read transposed when strided; the int32 sums are exact, so the variants agree bit for bit.
+  d["matmul_int8"] = {
+      {[](DType, ref::Rng& rng, bool strided) {
+         const float s = 1.f / 127;
+         Tensor a = strided ? quantize(input({131, 67}, false, DType::f32, rng), s).t()
+                            : quantize(input({67, 131}, false, DType::f32, rng), s);
+         return std::vector<Tensor>{a, quantize(input({61, 131}, false, DType::f32, rng), s),
+                                    input({61}, false, DType::f32, rng, 1e-3, 1e-2),
+                                    input({61}, false, DType::f32, rng)};
+       },
+       [](const std::vector<Tensor>& in) {
+         return matmul_int8(in[0], 0.02f, in[1], in[2], in[3]);
+       }},
   };
   auto sum_fn = [](const Tensor& x, const std::vector<int>& dims, bool k) {
     return sum(x, dims, k);

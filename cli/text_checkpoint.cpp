@@ -1,0 +1,128 @@
+#include "cli/text_checkpoint.h"
+
+#include <cstdio>
+#include <string>
+
+namespace prism::cli {
+
+namespace {
+
+const char* kHex = "0123456789abcdef";
+
+std::string to_hex(const std::string& bytes) {
+  std::string out;
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw Error("generate: " + path + ": " + what);
+}
+
+const std::string& need(const nn::Metadata& meta, const std::string& path, const std::string& key) {
+  const auto it = meta.find(key);
+  if (it == meta.end()) fail(path, "the metadata has no '" + key + "'");
+  return it->second;
+}
+
+// A decimal integer in [1, 10^9]: nothing else is a size a GPT could have.
+int64_t need_size(const nn::Metadata& meta, const std::string& path, const std::string& key) {
+  const std::string& s = need(meta, path, key);
+  int64_t v = 0;
+  bool ok = !s.empty() && s.size() <= 10;
+  for (char c : s) {
+    if (c < '0' || c > '9') ok = false;
+    if (ok) v = v * 10 + (c - '0');
+  }
+  if (!ok || v < 1 || v > 1'000'000'000) {
+    fail(path, "metadata '" + key + "' is '" + s + "', not a positive whole number");
+  }
+  return v;
+}
+
+}  // namespace
+
+nn::Metadata text_model_metadata(const nn::Module& model, const nn::data::Vocabulary& vocab) {
+  const auto* gpt = dynamic_cast<const nn::GPT*>(&model);
+  if (gpt == nullptr) return {};
+  const nn::GPTConfig& c = gpt->config();
+  return {{"prism.model", "gpt"},
+          {"prism.gpt.vocab", std::to_string(c.vocab)},
+          {"prism.gpt.block_size", std::to_string(c.block_size)},
+          {"prism.gpt.d_model", std::to_string(c.d_model)},
+          {"prism.gpt.heads", std::to_string(c.heads)},
+          {"prism.gpt.layers", std::to_string(c.layers)},
+          {"prism.gpt.tied", c.tie_weights ? "true" : "false"},
+          {"prism.vocab.hex", to_hex(vocab.chars())}};
+}
+
+TextModel load_text_model(const std::string& path) {
+  nn::Metadata meta;
+  nn::read_safetensors(path, &meta);  // validates the whole file (nn/safetensors.h)
+  const auto kind = meta.find("prism.model");
+  if (kind == meta.end() || kind->second != "gpt") {
+    fail(path,
+         "not a character transformer checkpoint (no 'prism.model: gpt' metadata); write "
+         "one with `prism train transformer --data text --save FILE`");
+  }
+  nn::GPTConfig c;
+  c.vocab = need_size(meta, path, "prism.gpt.vocab");
+  c.block_size = need_size(meta, path, "prism.gpt.block_size");
+  c.d_model = need_size(meta, path, "prism.gpt.d_model");
+  c.heads = need_size(meta, path, "prism.gpt.heads");
+  c.layers = need_size(meta, path, "prism.gpt.layers");
+  const std::string& tied = need(meta, path, "prism.gpt.tied");
+  if (tied != "true" && tied != "false") fail(path, "metadata 'prism.gpt.tied' is '" + tied + "'");
+  c.tie_weights = tied == "true";
+  c.dropout = 0;
+  if (c.d_model % c.heads != 0) {
+    fail(path, "d_model " + std::to_string(c.d_model) + " is not a multiple of heads " +
+                   std::to_string(c.heads));
+  }
+
+  const std::string& hex = need(meta, path, "prism.vocab.hex");
+  std::string chars;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    const int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) break;
+    chars += static_cast<char>(hi * 16 + lo);
+  }
+  bool sorted = chars.size() * 2 == hex.size() && !chars.empty();
+  for (size_t i = 1; sorted && i < chars.size(); ++i) {
+    sorted = static_cast<unsigned char>(chars[i - 1]) < static_cast<unsigned char>(chars[i]);
+  }
+  if (!sorted) {
+    fail(path, "metadata 'prism.vocab.hex' is not a list of distinct sorted bytes in hex");
+  }
+  if (static_cast<int64_t>(chars.size()) != c.vocab) {
+    fail(path, "the vocabulary has " + std::to_string(chars.size()) + " characters but the model " +
+                   std::to_string(c.vocab) + " token ids");
+  }
+
+  TextModel out;
+  out.vocab = nn::data::Vocabulary(chars);  // distinct and sorted: the same ids
+  {
+    DefaultDevice on_cpu(Device::cpu);
+    out.model = std::make_shared<nn::GPT>(c);
+  }
+  try {
+    nn::load_safetensors(*out.model, path);  // strict: every tensor, name and shape
+  } catch (const Error& e) {
+    fail(path, std::string("its tensors are not those of the GPT its metadata describes (") +
+                   out.model->extra_repr() + "): " + e.what());
+  }
+  out.model->eval();
+  return out;
+}
+
+}  // namespace prism::cli

@@ -1,0 +1,88 @@
+// `prism generate`: a character transformer saved by `prism train` continues a prompt with and
+// without the KV cache (the same text at temperature 0, across a window slide), reports its
+// latency and cache memory, and refuses bad files, prompts and flags before any work.
+#include <fstream>
+#include <string>
+
+#include "cli_run.h"
+#include "tests/test_util.h"
+
+using namespace prism::cli_test;
+
+namespace {
+
+// A tiny trained model (gpt-char with a 32-token context, 3 steps: enough for a checkpoint).
+void train_tiny(const TempDir& dir) {
+  const RunResult r = run_prism(
+      "train transformer --data text --steps 3 --batch 2 --block 32 --threads 1 --save m.st",
+      dir.path());
+  INFO(prism::testing::info_text(r.out, r.err));
+  REQUIRE(r.code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("prism generate: the same text with and without the cache, latency and cache memory") {
+  TempDir dir;
+  train_tiny(dir);
+  // 40 tokens after a 4-character prompt in a 32-token context: the window slides.
+  const RunResult r =
+      run_prism("generate m.st --prompt 'the ' --tokens 40 --temperature 0 --compare --threads 1",
+                dir.path());
+  INFO(prism::testing::info_text(r.out, r.err));
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "texts with and without the cache: identical"));
+  CHECK(contains(r.out, "time to first token"));
+  CHECK(contains(r.out, "per-token p99"));
+  CHECK(contains(r.out, "tokens/s"));
+  // 2 * layers 4 * batch 1 * heads 4 * context 32 * head_dim 32 * 4 bytes, from the tracker.
+  CHECK(contains(r.out, "131072 (128.0 KiB)"));
+  CHECK(contains(r.out, "slides by half"));
+  // --no-cache alone: one column, no cache memory.
+  const RunResult u =
+      run_prism("generate m.st --prompt 'the ' --tokens 5 --temperature 0.5 --top-k 3 --no-cache",
+                dir.path());
+  INFO(prism::testing::info_text(u.out, u.err));
+  REQUIRE(u.code == 0);
+  CHECK(contains(u.out, "uncached"));
+  CHECK(!contains(u.out, "cached  "));
+}
+
+TEST_CASE("prism generate: bad files, prompts and flags are clear errors") {
+  TempDir dir;
+  train_tiny(dir);
+  const RunResult missing = run_prism("generate nosuch.st --prompt a", dir.path());
+  CHECK(missing.code == 1);
+  CHECK(contains(missing.err, "nosuch.st"));
+  { std::ofstream(dir / "junk.st") << "not a safetensors file"; }
+  const RunResult junk = run_prism("generate junk.st --prompt a", dir.path());
+  CHECK(junk.code == 1);
+  CHECK(contains(junk.err, "junk.st"));
+  // A checkpoint of another model: no GPT metadata.
+  REQUIRE(run_prism("train mlp --data spirals --steps 1 --save mlp.st", dir.path()).code == 0);
+  const RunResult mlp = run_prism("generate mlp.st --prompt a", dir.path());
+  CHECK(mlp.code == 1);
+  CHECK(contains(mlp.err, "not a character transformer checkpoint"));
+  // Metadata that describes another GPT than the tensors (3 layers; the file holds 4).
+  std::string bytes = read_file(dir / "m.st");
+  const std::string key = "\"prism.gpt.layers\":\"4\"";
+  const size_t at = bytes.find(key);
+  REQUIRE(at != std::string::npos);
+  bytes[at + key.size() - 2] = '3';
+  std::ofstream(dir / "m3.st", std::ios::binary) << bytes;
+  const RunResult shape = run_prism("generate m3.st --prompt a", dir.path());
+  CHECK(shape.code == 1);
+  CHECK(contains(shape.err, "not those of the GPT its metadata describes"));
+
+  const RunResult bad_char = run_prism("generate m.st --prompt \"a$(printf '\\001')\"", dir.path());
+  CHECK(bad_char.code == 2);
+  CHECK(contains(bad_char.err, "byte 0x01 at position 1 is not in the model's vocabulary"));
+  CHECK(run_prism("generate m.st --prompt a --tokens 0", dir.path()).code == 2);
+  CHECK(run_prism("generate m.st --prompt a --tokens 100001", dir.path()).code == 2);
+  CHECK(run_prism("generate m.st --prompt a --temperature -1", dir.path()).code == 2);
+  const RunResult block = run_prism("generate m.st --prompt a --block 33", dir.path());
+  CHECK(block.code == 2);
+  CHECK(contains(block.err, "exceeds the model's context 32"));
+  CHECK(run_prism("generate m.st --prompt a --no-cache --compare", dir.path()).code == 2);
+  CHECK(run_prism("generate m.st", dir.path()).code == 2);  // --prompt is required
+}
