@@ -9,12 +9,7 @@
 namespace prism::analysis {
 
 void check_int8_options(const BenchOptions& o) {
-  if (o.precision != "int8") {
-    if (!o.int8_path.empty()) {
-      throw Error("bench: --load " + o.int8_path + " is an int8 model: add --precision int8");
-    }
-    return;
-  }
+  if (o.precision != "int8") return;
   if (o.mode != BenchMode::infer) {
     throw Error(
         "bench --precision int8: int8 is for inference only (post-training quantization: the "
@@ -30,17 +25,17 @@ void check_int8_options(const BenchOptions& o) {
         "got " +
         o.model);
   }
-  if (!o.int8_path.empty() && !std::filesystem::is_regular_file(o.int8_path)) {
-    throw Error("bench --precision int8: cannot read " + o.int8_path + ": no such file");
+  if (!o.load_path.empty() && !std::filesystem::is_regular_file(o.load_path)) {
+    throw Error("bench --precision int8: cannot read " + o.load_path + ": no such file");
   }
 }
 
 void use_int8_model(const BenchOptions& o, Workload& w, BenchResult& res) {
   res.fp32_weight_bytes = nn::parameter_bytes(w.model());
   std::shared_ptr<nn::QuantizedModel> q;
-  if (!o.int8_path.empty()) {
-    q = nn::load_quantized(w.model(), o.int8_path);
-    res.int8_source = "loaded from " + o.int8_path;
+  if (!o.load_path.empty()) {
+    q = nn::load_quantized(w.model(), o.load_path);
+    res.int8_source = "loaded from " + o.load_path;
   } else {
     constexpr int64_t kBatches = 4, kRows = 64;
     std::vector<Tensor> batches;

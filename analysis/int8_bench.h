@@ -9,10 +9,10 @@ namespace prism::analysis {
 
 // Refuses what int8 cannot run, before any work: training (quantized weights have no
 // gradient), a device other than the cpu, a model other than mlp and cnn; and, with
-// BenchOptions::int8_path, a missing file.
+// BenchOptions::load_path, a missing file.
 void check_int8_options(const BenchOptions& o);
 
-// Replaces w's model by its int8 twin: loaded from o.int8_path, or quantized from the model's
+// Replaces w's model by its int8 twin: loaded from o.load_path, or quantized from the model's
 // own weights with minmax scales calibrated on 4 batches of 64 of the bench's inputs (the data
 // set's first examples, or synthetic ones from the seed). Records the weight bytes of both and
 // where the twin came from in `res`.

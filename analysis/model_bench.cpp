@@ -22,6 +22,7 @@
 #include "nn/data/loader.h"
 #include "nn/loss.h"
 #include "nn/optim/make.h"
+#include "nn/safetensors.h"
 #include "profiler/aggregate.h"
 #include "profiler/clock.h"
 #include "profiler/machine.h"
@@ -267,7 +268,11 @@ BenchResult run_bench(const BenchOptions& o) {
 
   Workload w(o.model, o.mode, o.model_options, o.device, o.seed);
   res.parameters = w.model().parameter_count();
-  if (o.precision == "int8") use_int8_model(o, w, res);  // analysis/int8_bench.h
+  if (o.precision == "int8") {
+    use_int8_model(o, w, res);  // analysis/int8_bench.h
+  } else if (!o.load_path.empty()) {
+    nn::load_safetensors(w.model(), o.load_path);  // trained fp32 weights (train --save)
+  }
   if (o.precision == "bf16" && o.device == Device::cuda) {
     throw Error("bench --precision bf16: the bf16 GEMMs run on the cpu only");
   }

@@ -63,9 +63,11 @@ struct BenchOptions {
   // Number formats: "fp32"; "bf16" (autocast: matmuls and convolutions in bfloat16, fp32 master
   // weights); "int8" (inference with post-training quantized weights and activations).
   std::string precision = "fp32";
-  // int8: a `prism quantize` output to time; "" quantizes the model's own weights on the fly,
-  // calibrated (minmax) on a few batches of the bench inputs (analysis/int8_bench.h).
-  std::string int8_path;
+  // Weights to time instead of the seed's: fp32/bf16, a `prism train --save` checkpoint; int8,
+  // a `prism quantize` output ("" quantizes the model's own weights on the fly, calibrated
+  // (minmax) on a few batches of the bench inputs: analysis/int8_bench.h). Loading both sides
+  // of a compare lets its quality line compare a trained model with its int8 twin.
+  std::string load_path;
 };
 
 // One op row of the profiled window, per model call (calls, time and counters divided by the

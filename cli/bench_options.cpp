@@ -52,10 +52,7 @@ analysis::BenchOptions bench_options(const BenchCliOptions& o) {
   b.slo_ms = o.slo_ms;
   b.peak = !o.no_peak;
   b.precision = o.precision;
-  if (!o.int8_path.empty() && o.precision != "int8") {
-    throw UsageError("--load: bench loads an int8 model only; add --precision int8");
-  }
-  b.int8_path = o.int8_path;
+  b.load_path = o.load_path;
   b.model_options.checkpoint = o.checkpoint;
   return b;
 }

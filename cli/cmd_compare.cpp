@@ -41,7 +41,7 @@ struct Side {
   int threads = 0;
   std::string checkpoint;  // --checkpoint for this side (empty: the shared options' value)
   std::string precision;   // --precision for this side (empty: the shared options' value)
-  std::string int8_path;   // --load: with --precision int8, the int8 model this side times
+  std::string load_path;   // --load: the weights this side times (fp32, or int8 with --precision)
 };
 
 Side parse_side(const std::string& flags, const char* which) {
@@ -54,7 +54,7 @@ Side parse_side(const std::string& flags, const char* which) {
   app.add_option("--threads", s.threads)->check(CLI::Range(1, 1024));
   app.add_option("--checkpoint", s.checkpoint);
   app.add_option("--precision", s.precision)->check(CLI::IsMember({"fp32", "bf16", "int8"}));
-  app.add_option("--load", s.int8_path);
+  app.add_option("--load", s.load_path);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
   try {
     app.parse(reversed);
@@ -115,7 +115,7 @@ int compare_model(const CompareOptions& o) {
     analysis::BenchOptions opts = base;
     if (!s.checkpoint.empty()) opts.model_options.checkpoint = s.checkpoint;
     if (!s.precision.empty()) opts.precision = s.precision;
-    if (!s.int8_path.empty()) opts.int8_path = s.int8_path;
+    if (!s.load_path.empty()) opts.load_path = s.load_path;
     opts.check_environment = first_round;
     opts.peak = first_round && !o.bench.no_peak;
     return analysis::run_bench(opts);

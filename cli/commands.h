@@ -141,7 +141,7 @@ struct BenchCliOptions {
   bool model_off = false;  // --model-off: the input pipeline alone, the model replaced
   std::string json_path;
   std::string precision = "fp32";  // --precision: fp32 | bf16 | int8 (int8: infer only)
-  std::string int8_path;  // --load with --precision int8: a `prism quantize` output
+  std::string load_path;  // --load: fp32 weights (train --save) or, with int8, quantize's output
   std::string checkpoint;          // --checkpoint: "" | blocks | every-N (train only)
 };
 int run_bench(const BenchCliOptions& opts);

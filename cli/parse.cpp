@@ -363,9 +363,10 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
                  "weights and activations)")
       ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
       ->capture_default_str();
-  cmd.add_option("--load", o.int8_path,
-                 "with --precision int8: the int8 model to time (`prism quantize` output); "
-                 "without it the model is quantized on the fly")
+  cmd.add_option("--load", o.load_path,
+                 "weights to time: a float32 checkpoint (`prism train --save`), or with "
+                 "--precision int8 an int8 model (`prism quantize`; without --load the model's "
+                 "own weights are quantized on the fly)")
       ->type_name("FILE");
   cmd.add_option("--checkpoint", o.checkpoint,
                  "train: recompute activations in backward: blocks or every-N")

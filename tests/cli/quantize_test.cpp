@@ -51,6 +51,20 @@ TEST_CASE("prism quantize: an mlp trained on spirals keeps its accuracy in int8"
   INFO(prism::testing::info_text(b.out, b.err));
   CHECK(b.code == 0);
   CHECK(contains(b.out, "precision int8 (loaded from w8.safetensors)"));
+  // The trained float weights against their int8 twin in one compare: both sides loaded, so
+  // the quality line measures what quantization moved (never 0: int8 rounds).
+  const RunResult c = run_prism(
+      "compare mlp --mode infer --data spirals --batch 4 --duration 0.05 --rounds 2 --no-peak "
+      "--threads 1 --a \"--load w.safetensors\" --b \"--precision int8 --load w8.safetensors\"",
+      dir.path());
+  INFO(prism::testing::info_text(c.out, c.err));
+  CHECK(c.code == 0);
+  CHECK(contains(c.out, "outputs on fixed inputs"));
+  CHECK_FALSE(contains(c.out, "0.00e+00 (absolute"));
+  // An int8 file read as float weights: the missing float tensor is named.
+  const RunResult f = run_prism("bench mlp --load w8.safetensors --no-peak", dir.path());
+  CHECK(f.code == 1);
+  CHECK(contains(f.err, "tensor 'fc1.weight': missing from the file"));
 }
 
 TEST_CASE("prism bench --precision int8 quantizes on the fly, and refuses training") {
@@ -68,8 +82,8 @@ TEST_CASE("prism bench --precision int8 quantizes on the fly, and refuses traini
   CHECK(tr.code == 2);
   CHECK(contains(tr.err, "int8 is for inference only"));
   const RunResult l = run_prism("bench mlp --load x.safetensors --no-peak", dir.path());
-  CHECK(l.code == 2);
-  CHECK(contains(l.err, "add --precision int8"));
+  CHECK(l.code == 1);
+  CHECK(contains(l.err, "x.safetensors"));
 }
 
 TEST_CASE("prism quantize: bad files, models, counts and outputs are clear errors") {
