@@ -37,6 +37,7 @@
 #endif
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/matmul_bf16_pack.h"
 #include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
@@ -119,25 +120,6 @@ void release_tiles() {}
 void micro_amx(int64_t, const uint16_t*, const uint16_t*, float*) {}
 #endif
 
-// B[k0 : k0 + 2 kcp, j0 : j0 + nc] into slivers of 32 columns: sliver s, pair p, column w, half
-// h at dst[(s kcp + p) 64 + 2 w + h]; outside B (past k or n) is zero.
-void pack_b(const MatmulBf16Args<float>& g, const BFloat16* B, int64_t k0, int64_t kcp, int64_t j0,
-            int64_t nc, uint16_t* dst) {
-  const int64_t slivers = (nc + kT - 1) / kT;
-  for (int64_t s = 0; s < slivers; ++s) {
-    for (int64_t p = 0; p < kcp; ++p) {
-      uint16_t* d = dst + (s * kcp + p) * 2 * kT;
-      for (int h = 0; h < 2; ++h) {
-        const int64_t kk = k0 + 2 * p + h;
-        for (int w = 0; w < kT; ++w) {
-          const int64_t j = j0 + s * kT + w;
-          d[2 * w + h] = (kk < g.k && j < j0 + nc) ? B[kk * g.b_rs + j * g.b_cs].bits : 0;
-        }
-      }
-    }
-  }
-}
-
 // A[i0 : i0 + mc, k0 : k0 + 32 nq] into slivers of 32 rows, each k32 step a 32 x 32 tile pair:
 // sliver s, step q, row r, element e at dst[((s nq + q) 32 + r) 32 + e]; outside A is zero.
 void pack_a(const MatmulBf16Args<float>& g, const BFloat16* A, int64_t i0, int64_t mc, int64_t k0,
@@ -174,7 +156,7 @@ void gemm(const MatmulBf16Args<float>& g, const BFloat16* A, const BFloat16* B, 
       const int64_t kcp = nq * 16;
       const bool first = q0 == 0;
       bpack.resize(static_cast<size_t>(slivers * kcp * 2 * kT));
-      pack_b(g, B, 2 * q0, kcp, j0, nc, bpack.data());
+      pack_b_pairs(g, B, 2 * q0, kcp, j0, nc, kT, bpack.data());
       const uint16_t* bp = bpack.data();
       parallel_chunks(
           g.m, rows,

@@ -43,6 +43,7 @@
 #endif
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/matmul_bf16_pack.h"
 #include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {
@@ -102,25 +103,6 @@ void micro_portable(int64_t kcp, const uint32_t* ap, const uint16_t* bp, float* 
   std::memcpy(tile, acc, sizeof acc);
 }
 
-// B[k0 : k0 + 2 kcp, j0 : j0 + nc] into slivers of kNR columns: sliver s, pair p, column w, half h
-// at dst[(s kcp + p) 2 kNR + 2 w + h]; outside B (past k or n) is zero.
-void pack_b(const MatmulBf16Args<float>& g, const BFloat16* B, int64_t k0, int64_t kcp, int64_t j0,
-            int64_t nc, uint16_t* dst) {
-  const int64_t slivers = (nc + kNR - 1) / kNR;
-  for (int64_t s = 0; s < slivers; ++s) {
-    for (int64_t p = 0; p < kcp; ++p) {
-      uint16_t* d = dst + (s * kcp + p) * 2 * kNR;
-      for (int h = 0; h < 2; ++h) {
-        const int64_t kk = k0 + 2 * p + h;
-        for (int w = 0; w < kNR; ++w) {
-          const int64_t j = j0 + s * kNR + w;
-          d[2 * w + h] = (kk < g.k && j < j0 + nc) ? B[kk * g.b_rs + j * g.b_cs].bits : 0;
-        }
-      }
-    }
-  }
-}
-
 // A[i0 : i0 + mc, k0 : k0 + 2 kcp] into slivers of kMR rows: sliver s, pair p, row r at
 // dst[(s kcp + p) kMR + r], the pair's first element in the low half; outside A is zero.
 void pack_a(const MatmulBf16Args<float>& g, const BFloat16* A, int64_t i0, int64_t mc, int64_t k0,
@@ -157,7 +139,7 @@ void gemm(const MatmulBf16Args<float>& g, const BFloat16* A, const BFloat16* B, 
       const bool first = q0 == 0;
       const int64_t slivers = (nc + kNR - 1) / kNR;
       bpack.resize(static_cast<size_t>(slivers * kcp * 2 * kNR));
-      pack_b(g, B, 2 * q0, kcp, j0, nc, bpack.data());
+      pack_b_pairs(g, B, 2 * q0, kcp, j0, nc, kNR, bpack.data());
       const uint16_t* bp = bpack.data();
       parallel_chunks(
           g.m, rows,

@@ -27,22 +27,7 @@
 namespace prism::nn {
 namespace {
 
-// One OpenMP thread: exactness does not depend on it (every kernel is deterministic for a given
-// thread count), but many small parallel regions on a loaded 2-core machine are slow.
-class OneThread {
- public:
-#ifdef _OPENMP
-  OneThread() : saved_(omp_get_max_threads()) {
-    omp_set_num_threads(1);
-  }
-  ~OneThread() {
-    omp_set_num_threads(saved_);
-  }
-
- private:
-  int saved_;
-#endif
-};
+using test::OneThread;
 
 // Whether a and b hold the same bits (float32, same shape).
 bool same_bits(const Tensor& a, const Tensor& b) {

@@ -21,6 +21,7 @@
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tests/nn/nn_test_util.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -38,6 +39,7 @@ using prism::profiler::Kind;
 using prism::profiler::OpRecord;
 using prism::profiler::Session;
 namespace nn = prism::nn;
+using prism::nn::test::OneThread;
 
 // What a profile adds up to, in total and per op name (op records only: module scopes are
 // records too, with no cost).
@@ -68,26 +70,6 @@ Totals profile_forward(nn::Module& model, const Tensor& x, Dims* out_shape = nul
   if (out_shape) *out_shape = y.shape();
   return t;
 }
-
-// Runs the enclosed code on one OpenMP thread. Used around the cpu ResNet and gpt-char: their
-// convolutions and matmuls are many small Eigen GEMMs, each an OpenMP parallel region, and on a
-// shared 2-core machine under load every region waits for a descheduled thread. Measured there:
-// the ResNet-18 forward below took 5 s with 2 threads against 0.07 s with 1, gpt-char's test
-// 1.2 s against 0.1 s.
-class OneThread {
- public:
-#ifdef _OPENMP
-  OneThread() : saved_(omp_get_max_threads()) {
-    omp_set_num_threads(1);
-  }
-  ~OneThread() {
-    omp_set_num_threads(saved_);
-  }
-
- private:
-  int saved_;
-#endif
-};
 
 int64_t buffer_count(const nn::Module& m) {
   int64_t n = 0;
