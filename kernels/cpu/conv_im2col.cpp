@@ -39,9 +39,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/im2col_image.h"
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/cpu/simd_runs.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -80,98 +80,10 @@ class SelectedGemm {
   void (*fn_)(const MatmulArgs<T>&);
 };
 
-// The output positions j in [0, out) whose input position j*stride + off lies in [0, in):
-// the range [lo, hi) (empty when lo == hi).
-struct Range {
-  int64_t lo, hi;
-};
-Range valid_range(int64_t off, int64_t in, int64_t out, int64_t stride) {
-  int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
-  int64_t hi = in - 1 - off >= 0 ? (in - 1 - off) / stride + 1 : 0;
-  lo = std::min(lo, out);
-  hi = std::max(std::min(hi, out), lo);
-  return {lo, hi};
-}
-
 // True when the patch matrix of an image is the image itself ([C, H W] = [K, P]).
 template <class T>
 bool is_pointwise(const Conv2dArgs<T>& a) {
   return a.kh == 1 && a.kw == 1 && a.stride == 1 && a.padding == 0;
-}
-
-// cols [K, P] <- the patches of one image x [C, H, W].
-//
-// Patch row (c, p, q) is the input window x[c, i s - pad + p, j s - pad + q] over the output
-// positions (i, j): rows i in [ir.lo, ir.hi) and columns j in [jr.lo, jr.hi) fall inside the
-// input, the rest is padding. Each window row is one run of Wo elements, copied a register at a
-// time (simd_runs.h). The loop over i has no branch: a row with padding columns is zeroed whole
-// first, then its inside copied over it (one extra store of a few hundred floats, cheaper than
-// two short zero runs per window row).
-template <class T>
-void im2col(const Conv2dArgs<T>& args, const T* x, T* cols) {
-  const Conv2dArgs<T> a = args;  // a local copy: the stores to cols cannot alias the sizes
-  const int64_t P = a.ho * a.wo;
-  for (int64_t c = 0; c < a.c; ++c) {
-    const T* xc = x + c * a.h * a.w;
-    for (int64_t p = 0; p < a.kh; ++p) {
-      const Range ir = valid_range(p - a.padding, a.h, a.ho, a.stride);
-      for (int64_t q = 0; q < a.kw; ++q) {
-        T* row = cols + ((c * a.kh + p) * a.kw + q) * P;
-        const Range jr = valid_range(q - a.padding, a.w, a.wo, a.stride);
-        const int64_t inside = jr.hi - jr.lo;
-        zero_run(row, ir.lo * a.wo);                          // window rows above the input
-        zero_run(row + ir.hi * a.wo, (a.ho - ir.hi) * a.wo);  // and below it
-        if (inside < a.wo) zero_run(row + ir.lo * a.wo, (ir.hi - ir.lo) * a.wo);
-        // dst[j] = src[j s] for j in [jr.lo, jr.hi): src is input row i s - pad + p, shifted
-        // so that output column j reads input column j s - pad + q.
-        const T* src =
-            xc + (ir.lo * a.stride - a.padding + p) * a.w + (jr.lo * a.stride - a.padding + q);
-        T* dst = row + ir.lo * a.wo + jr.lo;
-        for (int64_t i = ir.lo; i < ir.hi; ++i, src += a.stride * a.w, dst += a.wo) {
-          if (a.stride == 1) {
-            copy_run(src, inside, dst);
-          } else {
-            for (int64_t j = 0; j < inside; ++j) dst[j] = src[j * a.stride];
-          }
-        }
-      }
-    }
-  }
-}
-
-// dx [C, H, W] += the patch gradients dcols [K, P] of one image (the reverse of im2col; a
-// patch element that came from padding is dropped).
-//
-// A plain loop, not simd_runs.h's masked runs: each dx row is read, added to and written back
-// by runs that lie a row apart (Wo elements of a W-element row), closer than one register. A
-// masked load whose register-wide footprint overlaps an earlier masked store still in the store
-// buffer cannot take its data from it and waits until the store reaches the cache; on 16
-// channels of 13x13 masked runs took 11 us an image, this loop (which GCC vectorises with
-// unmasked 8-wide steps and a scalar tail) 2.8 us.
-template <class T>
-void col2im_add(const Conv2dArgs<T>& args, const T* dcols, T* dx) {
-  const Conv2dArgs<T> a = args;  // a local copy, as in im2col
-  const int64_t P = a.ho * a.wo;
-  for (int64_t c = 0; c < a.c; ++c) {
-    T* dxc = dx + c * a.h * a.w;
-    for (int64_t p = 0; p < a.kh; ++p) {
-      const Range ir = valid_range(p - a.padding, a.h, a.ho, a.stride);
-      for (int64_t q = 0; q < a.kw; ++q) {
-        const Range jr = valid_range(q - a.padding, a.w, a.wo, a.stride);
-        const int64_t inside = jr.hi - jr.lo;
-        const T* src = dcols + ((c * a.kh + p) * a.kw + q) * P + ir.lo * a.wo + jr.lo;
-        T* dst =
-            dxc + (ir.lo * a.stride - a.padding + p) * a.w + (jr.lo * a.stride - a.padding + q);
-        for (int64_t i = ir.lo; i < ir.hi; ++i, src += a.wo, dst += a.stride * a.w) {
-          if (a.stride == 1) {
-            for (int64_t j = 0; j < inside; ++j) dst[j] += src[j];
-          } else {
-            for (int64_t j = 0; j < inside; ++j) dst[j * a.stride] += src[j];
-          }
-        }
-      }
-    }
-  }
 }
 
 // Where a kernel's patch matrices, products and dw partials live: the tensor layer's workspace,
@@ -237,7 +149,7 @@ void conv2d_im2col(const Conv2dArgs<T>& a) {
     const T* xn = a.x + n * a.c * a.h * a.w;
     const T* cols = xn;
     if (!pointwise) {
-      im2col(a, xn, scratch.patches(t));
+      im2col_image(a, xn, scratch.patches(t));
       cols = scratch.patches(t);
     }
     Eigen::Map<RowMajor<T>> Y(a.out + n * a.o * P, a.o, P);
@@ -273,7 +185,7 @@ void conv2d_backward_input_im2col(const Conv2dArgs<T>& a) {
     gemm(K, P, a.o, a.weight, 1, K, dyn, P, 1, pointwise ? dxn : scratch.patches(t));
     if (!pointwise) {
       std::fill(dxn, dxn + image, T(0));
-      col2im_add(a, scratch.patches(t), dxn);
+      col2im_image_add(a, scratch.patches(t), dxn);
     }
   });
 }
@@ -296,8 +208,9 @@ void conv2d_backward_weight_im2col(const Conv2dArgs<T>& a) {
           const T* xn = a.x + n * a.c * a.h * a.w;
           const T* cols = xn;
           if (!pointwise) {
-            im2col(a, xn, scratch.patches(t));  // recomputed: cheaper than keeping every image's
-            cols = scratch.patches(t);          // patches from forward
+            im2col_image(a, xn,
+                         scratch.patches(t));  // recomputed: cheaper than keeping every image's
+            cols = scratch.patches(t);         // patches from forward
           }
           // dy_n [O, P] @ cols_n^T [P, K] (cols read through swapped strides). The matmul
           // kernels write C, they do not add to it: the chunk's first image writes its partial,

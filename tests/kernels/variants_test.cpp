@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "tensor/autocast.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
 #include "tensor/quantized_ops.h"
@@ -112,6 +113,24 @@ std::map<std::string, std::vector<Driver>> drivers() {
        },
        [](const std::vector<Tensor>& in) { return matmul_bf16(in[0], in[1]); }},
   };
+  // im2col and col2im are the unfolding steps of a convolution under the bf16 policy: each is
+  // checked through conv2d there (its output depends on im2col's patches exactly, its input
+  // gradient on col2im's sums), stride 2 and padding 1 on odd sizes.
+  auto conv_inputs = [](DType, ref::Rng& rng, bool strided) {
+    return std::vector<Tensor>{input({2, 3, 9, 11}, strided, DType::f32, rng),
+                               input({4, 3, 3, 3}, false, DType::f32, rng)};
+  };
+  d["im2col"] = {{conv_inputs, [](const std::vector<Tensor>& in) {
+                    Autocast bf16(DType::bf16);
+                    return conv2d(in[0], in[1], Tensor(), 2, 1);
+                  }}};
+  d["col2im"] = {{conv_inputs, [](const std::vector<Tensor>& in) {
+                    Autocast bf16(DType::bf16);
+                    Tensor leaf = in[0].detach();
+                    leaf.set_requires_grad();
+                    sum(conv2d(leaf, in[1], Tensor(), 2, 1)).backward();
+                    return leaf.grad();
+                  }}};
   // int8 GEMM (float32 slot: the output's type): int8 operands from quantized random floats, a
   // read transposed when strided; the int32 sums are exact, so the variants agree bit for bit.
   d["matmul_int8"] = {
