@@ -148,6 +148,14 @@ std::vector<Case> cases() {
                  return forward_backward({randn({257, 263}), randn({263, 131})},
                                          [](const V& in) { return matmul(in[0], in[1]); });
                }});
+  // dx = g @ W of a small batch (m <= 224) over a row-major W with k >= 256 runs split-k: two
+  // halves of k, one per thread, added after (matmul_optimized.cpp, split_k_form); an odd k
+  // makes the halves unequal.
+  c.push_back({"matmul, split-k", {"matmul"}, [=] {
+                 seeded(23);
+                 return forward_backward({randn({67, 509}), randn({509, 197})},
+                                         [](const V& in) { return matmul(in[0], in[1]); });
+               }});
   c.push_back({"linear_gelu, two row tiles", {"linear_gelu"}, [=] {
                  seeded(21);
                  return forward_backward(

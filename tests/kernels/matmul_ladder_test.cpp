@@ -221,6 +221,25 @@ TEST_CASE("matmul ladder: the dot-product form (few outputs, long k, both operan
   }
 }
 
+TEST_CASE("matmul ladder: split-k (few rows of C, a row-major B read in place, k >= 256)") {
+  // matmul_optimized.cpp, split_k_form: k is cut in two halves at every thread count. The MLP's
+  // dx = g @ W, an odd k (unequal halves) with edge tiles, two rows (serial: under the threads'
+  // threshold), the tallest C that qualifies, and a strided A (packed through its strides).
+  const Case cases[] = {
+      {{1, 64, 256, 256}},
+      {{1, 67, 197, 509}},
+      {{1, 2, 33, 257}},
+      {{1, 224, 100, 300}},
+      {{1, 65, 129, 300}, Layout::strided, Layout::row_major},
+  };
+  for (const Case& cs : cases) {
+    for (int threads : {1, 2}) {
+      check_all_variants<float>(cs, threads);
+      check_case<double>("optimized", cs, threads);
+    }
+  }
+}
+
 TEST_CASE("matmul ladder: batches, with their own strides and broadcast") {
   const Shape s{3, 19, 23, 11};
   check_all_variants<float>({s});
