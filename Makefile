@@ -13,7 +13,8 @@ CMAKE_ARGS ?=
 
 # Debian packages the build and the demo need (the CUDA toolkit is optional, never installed).
 PACKAGES := cmake make g++ libeigen3-dev doctest-dev libbenchmark-dev libcli11-dev \
-            nlohmann-json3-dev libfmt-dev zlib1g-dev dataset-fashion-mnist chromium-headless-shell
+            nlohmann-json3-dev libfmt-dev zlib1g-dev dataset-fashion-mnist chromium-headless-shell \
+            libopenmpi-dev openmpi-bin
 
 # The timing gate (never in CI: machines are shared): `make perf-baseline` records each model's
 # bench on this machine, `make perf-gate` measures again and gates against it.

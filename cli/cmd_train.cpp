@@ -15,9 +15,12 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "cli/commands.h"
 #include "cli/text_checkpoint.h"
 #include "cli/train_data.h"
+#include "cli/train_ddp.h"
 #include "cli/train_run.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/make.h"
@@ -45,11 +48,15 @@ void check_outputs(const TrainOptions& o) {
 // Resolves the options against the model's defaults, loads the data (the model's input and
 // output sizes follow from it), builds the model on its device and its optimizer, and prints
 // the line saying what will run.
-TrainRun set_up(const TrainOptions& o) {
+TrainRun set_up(const TrainOptions& o, dist::Comm* comm) {
   check_model_name(o.model);  // before the data set is loaded
   check_checkpoint_flag(o.model, o.checkpoint);
   TrainRun run;
+  run.comm = comm;
   run.device = device_from_flag(o.device);  // cuda without a GPU: a clear error here
+  if (comm && run.device != Device::cpu) {
+    throw UsageError("--ddp: data parallelism runs on the cpu (MPI); drop --device " + o.device);
+  }
   manual_seed(o.seed);
   const nn::TrainingDefaults def = nn::training_defaults(o.model);
   run.batch = o.batch > 0 ? o.batch : def.batch;
@@ -68,6 +75,12 @@ TrainRun set_up(const TrainOptions& o) {
                      std::to_string(data.train->size()) + " examples in " + data.name +
                      "; use a batch of at most " + std::to_string(data.train->size()));
   }
+  if (comm && run.batch % comm->size() != 0) {
+    throw UsageError(fmt::format(
+        "--ddp: the global batch {} does not split into {} equal shards, one per rank; use a "
+        "multiple of {}",
+        run.batch, comm->size(), comm->size()));
+  }
   run.model = nn::make_model(o.model, mo);
   run.non_finite = o.allow_non_finite ? nn::NonFinite::allow : nn::NonFinite::refuse;
   if (!o.load_path.empty()) nn::load_safetensors(*run.model, o.load_path, true, run.non_finite);
@@ -76,6 +89,16 @@ TrainRun set_up(const TrainOptions& o) {
 
   const int64_t per_epoch = std::max<int64_t>(1, data.train->size() / run.batch);
   run.steps = o.steps > 0 ? o.steps : per_epoch * std::max(o.epochs, 1);
+  if (comm) {
+    // The same run on every rank, from rank 0's weights (cli/train_ddp.h).
+    check_same_config(*comm, ddp_config(o, data.name, data.train->size(), run.batch, run.lr,
+                                        run.opt_name, run.steps, *run.model));
+    dist::DdpOptions d;
+    d.bucket_bytes = static_cast<int64_t>(o.bucket_mb * 1024 * 1024);
+    d.overlap = !o.no_overlap;
+    run.sync = std::make_unique<dist::GradSync>(*comm, run.model->parameters(), d);
+    run.sync->broadcast_parameters();
+  }
   std::printf(
       "training %s (%lld parameters) on %s: %lld examples, batch %lld, %s lr %g (schedule %s), "
       "%lld steps, %d thread%s\n",
@@ -84,6 +107,15 @@ TrainRun set_up(const TrainOptions& o) {
       run.opt_name.c_str(), run.lr, o.schedule.c_str(), static_cast<long long>(run.steps),
       max_threads(), max_threads() == 1 ? "" : "s");
   if (const std::string k = kernel_summary(); !k.empty()) std::printf("kernels: %s\n", k.c_str());
+  if (comm) {
+    std::printf(
+        "data parallel: %d ranks, %lld examples each per step, %zu gradient bucket%s of at most "
+        "%g MiB, allreduce %s; weights compared every %lld steps\n",
+        comm->size(), static_cast<long long>(run.batch / comm->size()),
+        run.sync->buckets().size(), run.sync->buckets().size() == 1 ? "" : "s", o.bucket_mb,
+        o.no_overlap ? "after backward" : "overlapped with backward",
+        static_cast<long long>(o.check_every));
+  }
   if (o.precision == "bf16") {
     if (run.device == Device::cuda) {
       throw UsageError("--precision bf16: the bf16 GEMMs run on the cpu only; drop --device cuda");
@@ -104,21 +136,24 @@ int run_train(const TrainOptions& given) {
     o.report_path = (std::filesystem::path(o.trace_path).parent_path() / "report.html").string();
   }
   if (o.threads > 0) set_threads(o.threads);
+  // --ddp: MPI first (a usage error without a launcher, before any work), then the same set-up
+  // on every rank.
+  dist::Comm* comm = o.ddp ? &start_ddp(o) : nullptr;
   load_kernel_env();
   apply_kernel_flags(o.kernels);
   // --counters counts events per op in the profile, so it profiles too.
   const bool profiling = o.profile || o.counters || !o.trace_path.empty() || !o.json_path.empty() ||
                          !o.report_path.empty();
   check_outputs(o);
-  TrainRun run = set_up(o);
+  TrainRun run = set_up(o, comm);
   StepLog log = run_steps(o, run, profiling);
   Evaluation ev;
-  {
+  if (run.is_rank0()) {
     // The held-out evaluation runs in the precision the model was trained in.
     Autocast policy(o.precision == "bf16" ? DType::bf16 : DType::f32);
     ev = report_evaluation(o, run, log);
   }
-  if (!o.save_path.empty()) {
+  if (!o.save_path.empty() && run.is_rank0()) {
     run.model->to(Device::cpu);  // the file is written from host memory
     // A text model's file also carries its shape and vocabulary, for `prism generate`.
     const nn::Metadata meta =
@@ -127,6 +162,7 @@ int run_train(const TrainOptions& given) {
     std::printf("saved weights to %s\n", o.save_path.c_str());
   }
   if (profiling) report_profile(o, run, log, ev);
+  if (comm) comm->finalize();
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "analysis/html/profile_views.h"
 #include "analysis/model_bench.h"
 #include "analysis/run_record.h"
+#include "cli/train_ddp.h"
 #include "cli/train_run.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/opinfo/op_info.h"
@@ -173,6 +174,14 @@ Evaluation report_evaluation(const TrainOptions& o, TrainRun& run, const StepLog
   const StepTimes t = step_times(log.step_ms);
   std::printf("step time: median %.3f ms (min %.3f, max %.3f) over %zu steps\n", t.median, t.min,
               t.max, log.step_ms.size());
+  if (run.comm) {
+    const StepTimes w = step_times(log.comm_wait_ms);
+    std::printf(
+        "data parallel (rank 0): waited for the allreduces a median %.3f ms a step (min %.3f, "
+        "max %.3f) after backward; %d of %zu buckets started during backward in the last step\n",
+        w.median, w.min, w.max, run.sync->last_stats().buckets_during_backward,
+        run.sync->buckets().size());
+  }
   if (data.task == Task::next_char) {
     std::printf(
         "validation: loss %.4f nats/char over %lld characters (unigram entropy of the text: "
@@ -192,6 +201,11 @@ void report_profile(const TrainOptions& o, const TrainRun& run, StepLog& log,
                     const Evaluation& ev) {
   if (log.session) log.profile = log.session->stop(), log.session.reset();
   const profiler::Profile& profile = log.profile;
+  // --ddp: one trace with a process row per rank, gathered by rank 0 (every rank takes part);
+  // the tables and files are rank 0's.
+  std::string trace = o.trace_path.empty() ? "" : profiler::trace_json(profile);
+  if (run.comm && !o.trace_path.empty()) trace = merged_rank_trace(*run.comm, profile, trace);
+  if (!run.is_rank0()) return;
   std::printf("\nprofile of steps %lld-%lld:\n", static_cast<long long>(log.window_begin + 1),
               static_cast<long long>(log.window_end));
   profiler::TableOptions table;
@@ -202,7 +216,7 @@ void report_profile(const TrainOptions& o, const TrainRun& run, StepLog& log,
   std::fputs("\n", stdout);
   std::fputs(profiler::format_tree(profile, tree_options(*run.model)).c_str(), stdout);
   if (!o.trace_path.empty()) {
-    profiler::write_text_file(o.trace_path, profiler::trace_json(profile));
+    profiler::write_text_file(o.trace_path, trace);
     std::printf(
         "wrote %s  (timeline: open https://ui.perfetto.dev or chrome://tracing and load it)\n",
         o.trace_path.c_str());

@@ -11,6 +11,8 @@
 #include "cli/commands.h"
 #include "cli/train_data.h"
 #include "nn/data/dataset.h"
+#include "nn/dist/comm.h"
+#include "nn/dist/ddp.h"
 #include "nn/module.h"
 #include "nn/optim/optimizer.h"
 #include "nn/safetensors.h"
@@ -30,11 +32,16 @@ struct TrainRun {
   TrainData data;
   std::shared_ptr<nn::Module> model;
   std::unique_ptr<nn::optim::Optimizer> opt;
+  // --ddp (cli/train_ddp.h): the ranks, and the gradient averaging; null otherwise.
+  dist::Comm* comm = nullptr;
+  std::unique_ptr<dist::GradSync> sync;
+  bool is_rank0() const { return comm == nullptr || comm->rank() == 0; }
 };
 
 // What the step loop leaves for the report.
 struct StepLog {
   std::vector<double> step_ms;  // every step's time
+  std::vector<double> comm_wait_ms;  // --ddp: each step's wait for the allreduces
   double last_loss = 0;
   int64_t window_begin = 0;  // the profiled steps are [window_begin, window_end), 0-based
   int64_t window_end = 0;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/train_ddp.h"
 #include "cli/train_divergence.h"
 #include "cli/train_run.h"
 #include "kernels/gpu_runtime.h"
@@ -113,8 +114,13 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
     const int64_t warmup = run.opt_name == "sgd" ? 0 : std::min<int64_t>(100, steps / 10);
     schedule = std::make_unique<nn::optim::CosineAnnealing>(*run.opt, steps, run.lr / 100, warmup);
   }
-  nn::data::DataLoader loader(*run.data.train, run.batch, /*shuffle=*/true, o.seed,
-                              /*drop_last=*/true, /*prefetch=*/o.prefetch);
+  nn::data::LoaderOptions lo{run.batch, /*shuffle=*/true, o.seed, /*drop_last=*/true,
+                             /*prefetch=*/o.prefetch};
+  if (run.comm) {  // --ddp: this rank's part of every global batch (nn/data/loader.h)
+    lo.shard_rank = run.comm->rank();
+    lo.shard_count = run.comm->size();
+  }
+  nn::data::DataLoader loader(*run.data.train, lo);
   StepLog log;
   log.window_begin = std::min<int64_t>(o.profile_warmup, std::max<int64_t>(steps - 1, 0));
   log.window_end = std::min<int64_t>(steps, log.window_begin + o.profile_steps);
@@ -128,6 +134,7 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
     }
     std::optional<nn::data::Batch> b = loader.next();
     if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
+    if (run.comm) maybe_inject_fault(*run.comm, step + 1);
     const int64_t t0 = profiler::now_ns();
     // --precision bf16: forward and backward under the autocast policy (tensor/autocast.h); the
     // optimizer step below updates the fp32 master weights outside it.
@@ -136,12 +143,31 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
     StepResult r = forward_batch(*run.model, *b, run.data.task, true, run.device);
     // A non-finite loss or gradient stops the run before the optimizer step can spread it into
     // the weights (cli/train_divergence.h); both checks read values the step has anyway.
-    const double loss = r.loss.item<double>();
+    double loss = r.loss.item<double>();
+    if (run.comm) {
+      // The global batch's loss (the mean of the ranks' equal shards) and correct count, on
+      // every rank: the progress line, and the same divergence decision everywhere.
+      double sums[3] = {loss, static_cast<double>(r.correct), static_cast<double>(r.count)};
+      run.comm->allreduce_sum(sums, 3, "allreduce of the step's loss");
+      loss = sums[0] / run.comm->size();
+      r.correct = static_cast<int64_t>(sums[1]);
+      r.count = static_cast<int64_t>(sums[2]);
+    }
     if (!std::isfinite(loss)) {
       stop_diverged(o, run, log, step,
                     std::isnan(loss) ? "the loss is nan" : fmt::format("the loss is {}", loss), *b);
     }
-    r.loss.backward();
+    if (run.sync) {
+      // Buckets of gradients start their allreduce as backward finishes them (nn/dist/ddp.h).
+      {
+        const auto hook = run.sync->hook();
+        r.loss.backward();
+      }
+      run.sync->finish();
+      log.comm_wait_ms.push_back(static_cast<double>(run.sync->last_stats().wait_ns) / 1e6);
+    } else {
+      r.loss.backward();
+    }
     policy.reset();
     if (const std::string p = first_non_finite_gradient(*run.model); !p.empty()) {
       stop_diverged(
@@ -159,7 +185,10 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
       log.profile = log.session->stop(), log.session.reset();
     }
     log.last_loss = loss;
-    progress.add(step, loss, r, b->size());
+    progress.add(step, loss, r, run.comm ? run.batch : b->size());
+    if (run.sync && ((step + 1) % o.check_every == 0 || step + 1 == steps)) {
+      run.sync->check_weights_identical(step + 1);
+    }
   }
   loader.stop();
   return log;

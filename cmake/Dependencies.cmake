@@ -12,3 +12,8 @@ if(PRISM_BUILD_BENCH)
 endif()
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)  # gzip-compressed IDX files (Fashion-MNIST)
+# Data parallelism (nn/dist/): Open MPI's C API (Debian's libopenmpi-dev; `mpirun` from
+# openmpi-bin launches the ranks). Only `prism train --ddp` and `prism bench collectives` call it;
+# every other command runs without a launcher.
+set(MPI_CXX_SKIP_MPICXX ON)  # the C API from C++, not the removed C++ bindings
+find_package(MPI REQUIRED COMPONENTS CXX)

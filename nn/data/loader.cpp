@@ -37,6 +37,17 @@ DataLoader::DataLoader(const Dataset& dataset, LoaderOptions options)
   if (opts_.batch_size <= 0) {
     throw Error("DataLoader: batch_size must be positive, got " + std::to_string(opts_.batch_size));
   }
+  if (opts_.shard_count < 1 || opts_.shard_rank < 0 || opts_.shard_rank >= opts_.shard_count) {
+    throw Error("DataLoader: shard " + std::to_string(opts_.shard_rank) + " of " +
+                std::to_string(opts_.shard_count) + " does not exist");
+  }
+  if (opts_.batch_size % opts_.shard_count != 0) {
+    throw Error("DataLoader: the global batch " + std::to_string(opts_.batch_size) +
+                " does not split into " + std::to_string(opts_.shard_count) + " equal shards");
+  }
+  if (opts_.shard_count > 1 && !opts_.drop_last) {
+    throw Error("DataLoader: shards need drop_last (a short last batch has no equal parts)");
+  }
 }
 
 DataLoader::DataLoader(const Dataset& dataset, int64_t batch_size, bool shuffle, uint64_t seed,
@@ -53,7 +64,7 @@ int64_t DataLoader::num_batches() const {
 }
 
 int64_t DataLoader::batch_length(int64_t k) const {
-  return std::min(opts_.batch_size, n_ - batch_start(k));
+  return std::min(opts_.batch_size / opts_.shard_count, n_ - batch_start(k));
 }
 
 std::vector<int64_t> DataLoader::order_for_epoch(int64_t e) const {

@@ -51,12 +51,19 @@
 
 namespace prism::nn::data {
 
+// Shards (data parallelism, nn/dist/ddp.h): with shard_count = N, batch_size is the global
+// batch and this loader yields part shard_rank of N equal parts of each global batch, from the
+// same epoch order on every rank: the N ranks' batch k together are exactly the one process's
+// batch k, so N ranks see the examples a single process would, step by step. batch_size must
+// divide by N; the epoch has the global batch's count of batches.
 struct LoaderOptions {
   int64_t batch_size = 32;
   bool shuffle = false;
   uint64_t seed = 0;
   bool drop_last = false;
   bool prefetch = false;
+  int shard_rank = 0;
+  int shard_count = 1;
 };
 
 class DataLoader {
@@ -127,7 +134,10 @@ class DataLoader {
     std::exception_ptr error;
   };
 
-  int64_t batch_start(int64_t k) const { return k * opts_.batch_size; }
+  // Batch k's first position in the epoch order: its global batch's start, plus this shard's.
+  int64_t batch_start(int64_t k) const {
+    return k * opts_.batch_size + opts_.shard_rank * (opts_.batch_size / opts_.shard_count);
+  }
   int64_t batch_length(int64_t k) const;
   Batch allocate_batch(int64_t k) const;
   void start_epoch_impl();

@@ -15,17 +15,27 @@
 // Re-entrant: all of a call's state is local and the guards restore the thread's settings, so a
 // node may run a backward of its own from inside apply() (activation checkpointing does:
 // nn/layers/checkpoint.h).
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "tensor/autograd/grad_mode.h"
+#include "tensor/autograd/grad_ready.h"
 #include "tensor/autograd/node.h"
 #include "tensor/ops.h"
 
 namespace prism::autograd {
 
 namespace {
+
+thread_local const std::function<void(const TensorImpl&)>* t_grad_ready = nullptr;
+thread_local int t_backward_depth = 0;  // run_backward calls open on this thread
+
+struct DepthGuard {
+  DepthGuard() { ++t_backward_depth; }
+  ~DepthGuard() { --t_backward_depth; }
+};
 
 void check_grad_matches(const char* op, const Tensor& g, const Dims& shape, DType dtype) {
   if (!(g.shape() == shape) || g.dtype() != dtype) {
@@ -58,6 +68,19 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
 
 }  // namespace
 
+GradReadyHook::GradReadyHook(std::function<void(const TensorImpl& leaf)> fn)
+    : fn_(std::move(fn)), saved_(t_grad_ready) {
+  t_grad_ready = &fn_;
+}
+
+GradReadyHook::~GradReadyHook() {
+  t_grad_ready = saved_;
+}
+
+const std::function<void(const TensorImpl&)>* GradReadyHook::current() {
+  return t_grad_ready;
+}
+
 void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) {
   if (!root.defined()) throw Error("backward: called on an undefined tensor");
   if (!root.requires_grad()) {
@@ -80,6 +103,10 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
                 " does not match output dtype " + dtype_name(root.dtype()));
   }
 
+  DepthGuard depth;
+  // Leaves are counted (and reported when done) only by the outermost backward, with a hook.
+  const std::function<void(const TensorImpl&)>* ready_hook =
+      t_backward_depth == 1 ? t_grad_ready : nullptr;
   NoGrad no_grad;
   profiler::PhaseGuard phase(profiler::Phase::backward);
   AllocRole role(MemRole::gradient);
@@ -95,6 +122,7 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
 
   // 1. Discover the graph and count incoming contributions.
   std::unordered_map<Node*, int> deps;
+  std::unordered_map<const TensorImpl*, int> leaf_deps;  // with a hook: edges into each leaf
   std::vector<Node*> stack{root.grad_fn().get()};
   deps[root.grad_fn().get()] = 0;
   while (!stack.empty()) {
@@ -107,6 +135,7 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
     }
     n->check_saved();
     for (const Edge& e : n->next()) {
+      if (ready_hook && e.leaf) ++leaf_deps[e.leaf.get()];
       if (!e.fn) continue;
       auto [it, first] = deps.try_emplace(e.fn.get(), 0);
       ++it->second;
@@ -138,6 +167,7 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
       const Edge& e = n->next()[i];
       const Tensor& gi = grads[i];
       if (e.leaf && gi.defined()) accumulate_into_leaf(*e.leaf, gi, n->op());
+      if (ready_hook && e.leaf && --leaf_deps[e.leaf.get()] == 0) (*ready_hook)(*e.leaf);
       if (!e.fn) continue;
       Node* m = e.fn.get();
       if (gi.defined()) {

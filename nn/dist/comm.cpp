@@ -1,0 +1,250 @@
+#include "nn/dist/comm.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#include <thread>
+
+#include "tensor/tensor.h"  // prism::Error
+
+namespace prism::dist {
+
+namespace {
+
+bool g_initialised = false;
+
+// The requests in flight, by slot. A slot stays taken until its owner sees it done (poll or
+// wait), even when another poll completed it first, so a slot is never reused under its owner.
+struct Slot {
+  MPI_Request req = MPI_REQUEST_NULL;
+  bool in_use = false;
+  bool done = false;
+};
+
+std::vector<Slot>& slots() {
+  static std::vector<Slot> table;
+  return table;
+}
+
+int take_slot(MPI_Request r) {
+  auto& t = slots();
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].in_use) {
+      t[i] = {r, true, false};
+      return static_cast<int>(i);
+    }
+  }
+  t.push_back({r, true, false});
+  return static_cast<int>(t.size() - 1);
+}
+
+// MPI counts are ints: a message past 2^31 - 1 elements is refused here, not truncated.
+int count_of(int64_t n, const char* what) {
+  if (n < 0 || n > INT32_MAX) {
+    throw Error(std::string(what) + ": " + std::to_string(n) +
+                " elements do not fit one MPI message (at most 2^31 - 1)");
+  }
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"}) {
+    if (std::getenv(v)) return true;
+  }
+  return false;
+}
+
+bool Comm::initialised() {
+  return g_initialised;
+}
+
+Comm& Comm::world(double timeout_s) {
+  static Comm comm;
+  if (g_initialised) return comm;
+  if (!launched_by_mpi()) {
+    throw Error(
+        "--ddp: this process was not started by an MPI launcher; run it under one, e.g. "
+        "`mpirun -np 2 build/prism train mlp --ddp` (as root add --allow-run-as-root)");
+  }
+  int provided = 0;
+  // FUNNELED: only the thread that called MPI_Init calls MPI (OpenMP's workers never do).
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  // Errors come back as codes (checked below) instead of aborting inside MPI without a word.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &comm.rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &comm.size_);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  comm.host_.assign(name, static_cast<size_t>(len));
+  comm.timeout_s_ = timeout_s;
+  g_initialised = true;
+  return comm;
+}
+
+void Comm::abort(const std::string& message, int code) {
+  std::fprintf(stderr, "prism: rank %d: %s\n", rank_, message.c_str());
+  std::fflush(stderr);
+  std::fflush(stdout);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; if it did, this rank still stops
+}
+
+void Comm::finalize() {
+  if (!g_initialised) return;
+  MPI_Finalize();
+  g_initialised = false;
+}
+
+bool Comm::poll(Request& r) {
+  if (!r.active()) return true;
+  auto& t = slots();
+  // Test every request in flight: each MPI_Test lets the library move bytes for all of them.
+  for (Slot& q : t) {
+    if (!q.in_use || q.done) continue;
+    int done = 0;
+    const int rc = MPI_Test(&q.req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      abort(std::string(r.what_) + ": MPI reported an error (" + std::to_string(rc) +
+            "); another rank may have failed");
+    }
+    q.done = done != 0;
+  }
+  Slot& mine = t[static_cast<size_t>(r.slot_)];
+  if (!mine.done) return false;
+  mine = Slot{};
+  r.slot_ = -1;
+  return true;
+}
+
+void Comm::wait(Request& r) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_s_);
+  int spins = 0;
+  while (!poll(r)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      abort(std::string(r.what_) + ": no answer from the other ranks within " +
+            std::to_string(static_cast<int>(timeout_s_)) +
+            " s (a rank died, hangs, or runs a different number of steps); stopping every rank");
+    }
+    // Spin a little (a collective on one machine completes in microseconds), then yield the
+    // core: with one core per rank, the rank being waited for may need this one.
+    if (++spins > 1000) std::this_thread::yield();
+  }
+}
+
+Request Comm::start_allreduce_sum(float* data, int64_t n, const char* what) {
+  MPI_Request q = MPI_REQUEST_NULL;
+  const int rc = MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n, what), MPI_FLOAT, MPI_SUM,
+                                MPI_COMM_WORLD, &q);
+  if (rc != MPI_SUCCESS) abort(std::string(what) + ": MPI_Iallreduce failed (" +
+                               std::to_string(rc) + ")");
+  Request r;
+  r.slot_ = take_slot(q);
+  r.what_ = what;
+  return r;
+}
+
+namespace {
+
+template <class T>
+MPI_Datatype mpi_type();
+template <>
+MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
+template <>
+MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+MPI_Datatype mpi_type<int64_t>() {
+  return MPI_INT64_T;
+}
+template <>
+MPI_Datatype mpi_type<uint64_t>() {
+  return MPI_UINT64_T;
+}
+
+}  // namespace
+
+// The blocking collectives: start, then wait with the deadline.
+#define PRISM_DIST_WAIT(call, what)                                                          \
+  do {                                                                                       \
+    MPI_Request q_ = MPI_REQUEST_NULL;                                                       \
+    const int rc_ = (call);                                                                  \
+    if (rc_ != MPI_SUCCESS) abort(std::string(what) + ": MPI call failed (" +                \
+                                  std::to_string(rc_) + ")");                                \
+    Request r_;                                                                              \
+    r_.slot_ = take_slot(q_);                                                                \
+    r_.what_ = what;                                                                         \
+    wait(r_);                                                                                \
+  } while (0)
+
+void Comm::barrier(const char* what) {
+  PRISM_DIST_WAIT(MPI_Ibarrier(MPI_COMM_WORLD, &q_), what);
+}
+
+void Comm::allreduce_sum(float* data, int64_t n, const char* what) {
+  PRISM_DIST_WAIT(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<float>(),
+                                 MPI_SUM, MPI_COMM_WORLD, &q_),
+                  what);
+}
+
+void Comm::allreduce_sum(double* data, int64_t n, const char* what) {
+  PRISM_DIST_WAIT(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<double>(),
+                                 MPI_SUM, MPI_COMM_WORLD, &q_),
+                  what);
+}
+
+void Comm::allreduce_sum(int64_t* data, int64_t n, const char* what) {
+  PRISM_DIST_WAIT(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<int64_t>(),
+                                 MPI_SUM, MPI_COMM_WORLD, &q_),
+                  what);
+}
+
+void Comm::broadcast(float* data, int64_t n, int root, const char* what) {
+  PRISM_DIST_WAIT(MPI_Ibcast(data, count_of(n, what), MPI_FLOAT, root, MPI_COMM_WORLD, &q_),
+                  what);
+}
+
+std::vector<uint64_t> Comm::allgather(uint64_t value, const char* what) {
+  std::vector<uint64_t> all(static_cast<size_t>(size_));
+  PRISM_DIST_WAIT(MPI_Iallgather(&value, 1, mpi_type<uint64_t>(), all.data(), 1,
+                                 mpi_type<uint64_t>(), MPI_COMM_WORLD, &q_),
+                  what);
+  return all;
+}
+
+std::vector<std::string> Comm::gather_strings(const std::string& s, int root, const char* what) {
+  const int len = count_of(static_cast<int64_t>(s.size()), what);
+  std::vector<int> lens(static_cast<size_t>(size_));
+  PRISM_DIST_WAIT(MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, MPI_COMM_WORLD, &q_),
+                  what);
+  std::vector<int> offsets(static_cast<size_t>(size_), 0);
+  int64_t total = 0;
+  for (int i = 0; i < size_; ++i) {
+    offsets[static_cast<size_t>(i)] = static_cast<int>(total);
+    total += lens[static_cast<size_t>(i)];
+  }
+  std::string all(rank_ == root ? static_cast<size_t>(count_of(total, what)) : 0, '\0');
+  PRISM_DIST_WAIT(MPI_Igatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(),
+                               MPI_CHAR, root, MPI_COMM_WORLD, &q_),
+                  what);
+  std::vector<std::string> out;
+  if (rank_ != root) return out;
+  for (int i = 0; i < size_; ++i) {
+    out.push_back(all.substr(static_cast<size_t>(offsets[static_cast<size_t>(i)]),
+                             static_cast<size_t>(lens[static_cast<size_t>(i)])));
+  }
+  return out;
+}
+
+#undef PRISM_DIST_WAIT
+
+}  // namespace prism::dist

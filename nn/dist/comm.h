@@ -1,0 +1,93 @@
+// The communicator of data-parallel training: a thin layer over MPI (Open MPI's C API), the one
+// place prism calls MPI.
+//
+// Processes, not threads. `mpirun -np N build/prism train mlp --ddp` starts N copies of prism;
+// MPI numbers them 0 .. N-1 (their rank) and moves bytes between them: through shared memory on
+// one machine, over the network between machines. Everything a rank knows of the others comes
+// through the calls below.
+//
+// Never a hang. Every collective here is started non-blocking (MPI_Iallreduce, MPI_Ibarrier ...)
+// and then waited for with a deadline: MPI itself waits forever for a rank that died or hangs,
+// so each wait polls MPI_Test and, past `timeout_s`, prints which call on which rank gave up and
+// aborts the whole job (MPI_Abort: mpirun then stops every rank with a non-zero exit). A rank
+// that crashes is seen by mpirun itself, which stops the others.
+//
+// Progress. Open MPI moves a non-blocking collective's bytes only while some MPI call runs on
+// the rank (there is no progress thread by default), so a collective started during backward
+// advances only when the rank pokes it: Comm::poll() does, and the gradient buckets call it each
+// time a gradient is ready (nn/dist/ddp.h). That is why an "overlapped" allreduce on a CPU is
+// not free: its copying is done by the same core, between the backward ops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prism::dist {
+
+// True when this process was started by an MPI launcher (mpirun / mpiexec set OMPI_COMM_WORLD_*,
+// PMIx or PMI variables in each rank's environment), checked before MPI is initialised.
+bool launched_by_mpi();
+
+// A collective in flight: a slot in comm.cpp's table of MPI requests (so that only comm.cpp
+// sees mpi.h). Inactive once waited for.
+class Request {
+ public:
+  Request() = default;
+  bool active() const { return slot_ >= 0; }
+
+ private:
+  friend class Comm;
+  int slot_ = -1;
+  const char* what_ = "";
+};
+
+class Comm {
+ public:
+  // The communicator of all ranks (MPI_COMM_WORLD), initialising MPI on the first call. Throws a
+  // prism::Error when the process was not started by an MPI launcher (launched_by_mpi()).
+  // `timeout_s` bounds every wait on the other ranks (default 60 s).
+  static Comm& world(double timeout_s = 60);
+  // Whether world() has initialised MPI in this process.
+  static bool initialised();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  double timeout_s() const { return timeout_s_; }
+  void set_timeout(double seconds) { timeout_s_ = seconds; }
+  // The machine this rank runs on (MPI_Get_processor_name).
+  const std::string& host() const { return host_; }
+
+  // Blocking collectives (each a non-blocking one waited for with the deadline). `what` names the
+  // call in a timeout's message.
+  void barrier(const char* what = "barrier");
+  void allreduce_sum(float* data, int64_t n, const char* what = "allreduce");
+  void allreduce_sum(double* data, int64_t n, const char* what = "allreduce");
+  void allreduce_sum(int64_t* data, int64_t n, const char* what = "allreduce");
+  void broadcast(float* data, int64_t n, int root, const char* what = "broadcast");
+  // Every rank's value, in rank order.
+  std::vector<uint64_t> allgather(uint64_t value, const char* what = "allgather");
+  // Every rank's string at `root` (in rank order; empty elsewhere).
+  std::vector<std::string> gather_strings(const std::string& s, int root,
+                                          const char* what = "gather");
+
+  // Non-blocking allreduce (sum, in place) of n floats: start it, then poll() or wait().
+  Request start_allreduce_sum(float* data, int64_t n, const char* what = "allreduce");
+  // Moves every started collective along (MPI_Test on each); true when `r` has completed.
+  bool poll(Request& r);
+  // Waits for `r` with the deadline.
+  void wait(Request& r);
+
+  // Prints "prism: rank R: message" to stderr and stops every rank (MPI_Abort), exit `code`.
+  [[noreturn]] void abort(const std::string& message, int code = 1);
+  // Ends MPI in this process (MPI_Finalize); world() may not be called again.
+  void finalize();
+
+ private:
+  Comm() = default;
+  int rank_ = 0, size_ = 1;
+  double timeout_s_ = 60;
+  std::string host_;
+};
+
+}  // namespace prism::dist
