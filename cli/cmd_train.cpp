@@ -108,11 +108,15 @@ TrainRun set_up(const TrainOptions& o, dist::Comm* comm) {
       max_threads(), max_threads() == 1 ? "" : "s");
   if (const std::string k = kernel_summary(); !k.empty()) std::printf("kernels: %s\n", k.c_str());
   if (comm) {
+    const size_t buckets = run.sync->buckets().size();
+    const std::string bucket_text = o.bucket_mb > 0
+                                        ? fmt::format("{} gradient bucket{} of at most {:g} MiB",
+                                                      buckets, buckets == 1 ? "" : "s", o.bucket_mb)
+                                        : std::string("one gradient bucket for all gradients");
     std::printf(
-        "data parallel: %d ranks, %lld examples each per step, %zu gradient bucket%s of at most "
-        "%g MiB, allreduce %s; weights compared every %lld steps\n",
-        comm->size(), static_cast<long long>(run.batch / comm->size()),
-        run.sync->buckets().size(), run.sync->buckets().size() == 1 ? "" : "s", o.bucket_mb,
+        "data parallel: %d ranks, %lld examples each per step, %s, allreduce %s; weights "
+        "compared every %lld steps\n",
+        comm->size(), static_cast<long long>(run.batch / comm->size()), bucket_text.c_str(),
         o.no_overlap ? "after backward" : "overlapped with backward",
         static_cast<long long>(o.check_every));
   }

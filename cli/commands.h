@@ -75,6 +75,12 @@ struct TrainOptions {
   int rows = 30;
   std::string precision = "fp32";  // --precision: fp32 | bf16 (autocast, fp32 master weights)
   std::string checkpoint;          // --checkpoint: "" | blocks | every-N (recompute activations)
+  // --ddp (cli/train_ddp.h): data-parallel training under mpirun; --batch is the global batch.
+  bool ddp = false;
+  double bucket_mb = 1;      // --bucket-mb: gradient bucket size, MiB (0 = one bucket)
+  bool no_overlap = false;   // --no-overlap: allreduce after backward, not during it
+  int64_t check_every = 50;  // --check-every: steps between weight checksums across ranks
+  double ddp_timeout = 60;   // --ddp-timeout: seconds before a silent rank stops the job
 };
 int run_train(const TrainOptions& opts);
 
@@ -145,6 +151,24 @@ struct BenchCliOptions {
   std::string checkpoint;          // --checkpoint: "" | blocks | every-N (train only)
 };
 int run_bench(const BenchCliOptions& opts);
+
+// `prism bench collectives` under mpirun: allreduce time and bandwidth per message size, the
+// alpha-beta fit and, with --predict MODEL, the DDP step time at this world size
+// (cmd_collectives.cpp; the measurement is nn/dist/collectives_bench.h's).
+struct CollectivesCliOptions {
+  std::vector<std::string> sizes;  // "4", "64K", "1M"; empty: powers of 4 from 4 B to 64 MiB
+  int reps = 20;
+  int warmup = 3;
+  double timeout_s = 60;  // how long a rank waits for the others before stopping the job
+  std::string predict;    // a zoo model: predict its DDP training step
+  int64_t batch = 0;      // global batch (0: the model's training default)
+  double bucket_mb = -1;  // gradient bucket size in MiB (0: one bucket; unset: kDefaultBucketBytes)
+  int64_t block_size = 0;  // transformers: context length (0: 64, as `prism train`)
+  double duration_s = 1;   // seconds of timed training steps per measurement
+  int threads = 0;
+  std::string json_path;
+};
+int run_collectives(const CollectivesCliOptions& opts);
 
 // `prism models A B ...`: architectures compared on one machine, each model's training step and
 // inference call timed interleaved with the others (cmd_models.cpp).

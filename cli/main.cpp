@@ -10,6 +10,7 @@
 //   prism machine [options]    this machine's peak FLOP/s and memory bandwidth (cached)
 //   prism lab OP [...]         validate and time every kernel variant of an op
 //   prism bench MODEL [...]    latency, throughput and memory per batch size; a server scenario
+//   prism bench collectives    (under mpirun) allreduce time per message size, alpha-beta fit
 //   prism compare A B | MODEL  baseline against candidate, with statistics and a decision
 //   prism models A B ...       architectures side by side: costs, speed, where the time goes
 //   prism sweep MODEL --vary   how time and memory grow with one size; a fitted power law
@@ -65,6 +66,8 @@ int run(int argc, char** argv) {
       return prism::cli::run_lab(cl.lab);
     case Command::bench:
       return prism::cli::run_bench(cl.bench);
+    case Command::bench_collectives:
+      return prism::cli::run_collectives(cl.collectives);
     case Command::compare:
       return prism::cli::run_compare(cl.compare);
     case Command::models:

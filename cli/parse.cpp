@@ -78,9 +78,9 @@ std::vector<int> int_list(const std::string& s) {
 
 // A positive finite number, at most `hi` (a learning rate past float32's largest value makes
 // the first update infinite; a duration past 1e6 s overflows the nanosecond clock's arithmetic).
-CLI::Validator positive_number(double hi) {
+CLI::Validator positive_number(double hi, bool allow_zero = false) {
   return CLI::Validator(
-      [hi](std::string& s) -> std::string {
+      [hi, allow_zero](std::string& s) -> std::string {
         size_t used = 0;
         double v = 0;
         try {
@@ -88,7 +88,9 @@ CLI::Validator positive_number(double hi) {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used == 0 || used != s.size() || !(v > 0) || !std::isfinite(v)) {
+        if (used == 0 || used != s.size() || !(v > 0 || (allow_zero && v == 0)) ||
+            !std::isfinite(v)) {
+          if (allow_zero) return fmt::format("expected a number >= 0, got '{}'", s);
           return fmt::format("expected a positive number, got '{}'", s);
         }
         if (v > hi) return fmt::format("expected a positive number up to {:g}, got '{}'", hi, s);
@@ -223,6 +225,25 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
                "run; training still stops at the first non-finite loss or gradient)");
   cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
       ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+  // Data parallelism (nn/dist/ddp.h): under `mpirun -np N`, --batch is the global batch.
+  cmd.add_flag("--ddp", o.ddp,
+               "data-parallel training under an MPI launcher (mpirun -np N prism train MODEL "
+               "--ddp): each rank trains on 1/N of every global batch (--batch), gradients are "
+               "averaged by allreduce; rank 0 prints, evaluates and saves");
+  cmd.add_option("--bucket-mb", o.bucket_mb,
+                 "--ddp: gradient bucket size in MiB (0 = one bucket for all gradients)")
+      ->check(positive_number(1e6, /*allow_zero=*/true))
+      ->capture_default_str();
+  cmd.add_flag("--no-overlap", o.no_overlap,
+               "--ddp: start the allreduces after backward instead of during it");
+  cmd.add_option("--check-every", o.check_every,
+                 "--ddp: compare a checksum of the weights across ranks every K steps")
+      ->check(whole_number(1, 100'000'000))
+      ->capture_default_str();
+  cmd.add_option("--ddp-timeout", o.ddp_timeout,
+                 "--ddp: seconds to wait for the other ranks before stopping every rank")
+      ->check(positive_number(86400))
       ->capture_default_str();
 }
 
@@ -379,7 +400,10 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
 }
 
 void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
-  cmd.add_option("model", o.model, "model: mlp, cnn, transformer, resnet18, ...")->required();
+  // Required unless `bench collectives` is given: checked after the parse (parse_command_line),
+  // since CLI11 would demand it of the subcommand too.
+  cmd.add_option("model", o.model,
+                 "model: mlp, cnn, transformer, resnet18, ... (required, unless `collectives`)");
   add_shared_bench_options(cmd, o, true);
   cmd.add_option("--iters", o.iters,
                  "exactly this many timed calls per batch size (overrides --duration)")
@@ -407,6 +431,48 @@ void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
   cmd.add_flag("--model-off", o.model_off,
                "time the input pipeline alone (needs --data): the model is replaced by a "
                "trivial computation, so the data loader's own rate shows");
+}
+
+// `prism bench collectives` (under mpirun). The sizes are checked by the command
+// (nn/dist/collectives_bench.h: parse_message_size), which this library does not link.
+void add_collectives_options(CLI::App& cmd, CollectivesCliOptions& o) {
+  cmd.add_option("--sizes", o.sizes,
+                 "message sizes in bytes, comma-separated, with K, M or G for KiB, MiB, GiB "
+                 "(default: powers of 4 from 4 to 64M)")
+      ->delimiter(',')
+      ->type_name("BYTES,...");
+  cmd.add_option("--reps", o.reps, "timed allreduces per size, 1 to 100000")
+      ->check(whole_number(1, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--warmup", o.warmup, "untimed allreduces per size before them, 0 to 100000")
+      ->check(whole_number(0, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--timeout", o.timeout_s,
+                 "seconds a rank waits for the others before stopping the job")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--predict", o.predict,
+                 "a zoo model: predict its DDP training step at this number of ranks")
+      ->type_name("MODEL");
+  cmd.add_option("--batch", o.batch,
+                 "with --predict: the global batch, split evenly over the ranks (default the "
+                 "model's training batch)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--bucket-mb", o.bucket_mb,
+                 "with --predict: gradient bucket size in MiB (default 1, as train --ddp; 0 = "
+                 "one bucket)")
+      ->check(positive_number(1024, /*allow_zero=*/true));
+  cmd.add_option("--duration", o.duration_s,
+                 "with --predict: seconds of timed training steps per measurement")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--block", o.block_size,
+                 "with --predict, transformers: context length (default 64, as train)")
+      ->check(whole_number(1, 1'000'000));
+  add_model_threads(cmd, o.threads);
+  cmd.add_option("--json", o.json_path, "also write the sizes, the fit and the prediction")
+      ->type_name("FILE")
+      ->check(file_name());
 }
 
 void add_models_options(CLI::App& cmd, ModelsOptions& o) {
@@ -655,6 +721,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App* bench = app.add_subcommand(
       "bench", "latency percentiles, throughput and memory of a model per batch size");
   add_bench_options(*bench, result.bench);
+  CLI::App* collectives = bench->add_subcommand(
+      "collectives",
+      "(under mpirun) allreduce latency and bandwidth per message size, the alpha-beta fit, "
+      "and with --predict MODEL the DDP step time at this number of ranks");
+  add_collectives_options(*collectives, result.collectives);
   CLI::App* compare = app.add_subcommand(
       "compare", "baseline against candidate: report, statistics and a decision");
   add_compare_options(*compare, result.compare);
@@ -688,6 +759,23 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
 
   try {
     app.parse(argc, argv);
+    // `bench MODEL` needs its model; `bench collectives` takes none, nor the model bench's flags.
+    if (bench->parsed() && !collectives->parsed() && result.bench.model.empty()) {
+      throw CLI::RequiredError("model");
+    }
+    if (collectives->parsed()) {
+      for (const CLI::Option* opt : bench->get_options()) {
+        if (opt->count() == 0 || opt->get_name() == "--help") continue;
+        if (opt->get_positional()) {
+          throw CLI::ValidationError(
+              "bench collectives takes no model of its own; predict one with --predict MODEL");
+        }
+        throw CLI::ValidationError(
+            fmt::format("bench collectives: {} is a flag of `prism bench MODEL`; give the "
+                        "collectives' own flags after `collectives` (see --help)",
+                        opt->get_name()));
+      }
+    }
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {  // --help: the help on stdout, exit 0
       std::ostringstream out, err;
@@ -719,6 +807,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.command = Command::machine;
   } else if (lab->parsed()) {
     result.command = Command::lab;
+  } else if (collectives->parsed()) {
+    result.command = Command::bench_collectives;
   } else if (bench->parsed()) {
     result.command = Command::bench;
   } else if (compare->parsed()) {

@@ -20,6 +20,7 @@ enum class Command {
   machine,
   lab,
   bench,
+  bench_collectives,
   compare,
   models,
   sweep,
@@ -46,6 +47,7 @@ struct CommandLine {
   MachineOptions machine;
   LabCliOptions lab;
   BenchCliOptions bench;
+  CollectivesCliOptions collectives;
   CompareOptions compare;
   ModelsOptions models;
   SweepOptions sweep;

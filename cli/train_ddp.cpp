@@ -124,7 +124,7 @@ std::string merged_rank_trace(dist::Comm& comm, const profiler::Profile& profile
   return profiler::merge_rank_traces(traces, offsets);
 }
 
-void maybe_inject_fault(const dist::Comm& comm, int64_t step) {
+void maybe_inject_fault(const dist::Comm& comm, int64_t step, nn::Module& model) {
   const char* spec = std::getenv("PRISM_DDP_FAULT");
   if (!spec) return;
   int rank = -1;
@@ -137,6 +137,14 @@ void maybe_inject_fault(const dist::Comm& comm, int64_t step) {
   if (std::string(what) == "exit") {
     std::fprintf(stderr, "prism: rank %d: PRISM_DDP_FAULT: leaving at step %lld\n", rank, at);
     std::_Exit(3);
+  }
+  if (std::string(what) == "perturb") {
+    Tensor p = model.parameters().front();
+    p.data<float>()[0] += 1e-3f;
+    p.bump_version();
+    std::fprintf(stderr, "prism: rank %d: PRISM_DDP_FAULT: nudged a weight at step %lld\n", rank,
+                 at);
+    return;
   }
   if (std::string(what) == "hang") {
     std::fprintf(stderr, "prism: rank %d: PRISM_DDP_FAULT: hanging at step %lld\n", rank, at);

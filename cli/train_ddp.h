@@ -18,9 +18,10 @@
 // - Rank 0 alone evaluates and saves; every rank profiles its window, and rank 0 writes one
 //   trace with a process row per rank (--trace).
 //
-// Testing hook: PRISM_DDP_FAULT=RANK:STEP:exit|hang makes rank RANK leave (exit code 3) or stop
-// answering (sleep) when it reaches step STEP (1-based), to check that the others stop with an
-// error instead of hanging (tests/cli/ddp_test.cpp).
+// Testing hook: PRISM_DDP_FAULT=RANK:STEP:exit|hang|perturb makes rank RANK leave (exit code
+// 3), stop answering (sleep), or nudge one of its weights when it reaches step STEP (1-based),
+// to check that the others stop with an error instead of hanging, and that the weight checksum
+// catches ranks that drift apart (tests/cli/ddp_test.cpp).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,6 @@ std::string merged_rank_trace(dist::Comm& comm, const profiler::Profile& profile
                               const std::string& trace);
 
 // Applies PRISM_DDP_FAULT for this rank at this step (1-based), if it names them.
-void maybe_inject_fault(const dist::Comm& comm, int64_t step);
+void maybe_inject_fault(const dist::Comm& comm, int64_t step, nn::Module& model);
 
 }  // namespace prism::cli

@@ -99,7 +99,7 @@ nlohmann::ordered_json train_json(const TrainOptions& o, const TrainRun& run, co
   const bool cuda = run.device == Device::cuda;
   const analysis::Fingerprint fp =
       analysis::fingerprint(max_threads(), cuda ? kernels::gpu::device_info().name : "cpu");
-  return {
+  nlohmann::ordered_json j = {
       {"model", o.model},
       {"data", data.name},
       {"batch", run.batch},
@@ -126,7 +126,21 @@ nlohmann::ordered_json train_json(const TrainOptions& o, const TrainRun& run, co
                             : nlohmann::ordered_json()},
       {"unigram_entropy_nats", data.task == Task::next_char
                                    ? nlohmann::ordered_json(data.unigram_entropy_nats)
-                                   : nlohmann::ordered_json()}};
+                                   : nlohmann::ordered_json()},
+      // Every step's loss (the global batch's under --ddp), to compare runs step by step.
+      {"step_losses", log.losses}};
+  if (run.comm) {
+    const StepTimes w = step_times(log.comm_wait_ms);
+    j["ddp"] = {{"ranks", run.comm->size()},
+                {"parameters", run.model->parameter_count()},
+                {"bucket_bytes", static_cast<int64_t>(o.bucket_mb * 1024 * 1024)},
+                {"buckets", run.sync->buckets().size()},
+                {"overlap", !o.no_overlap},
+                {"gradient_bytes", run.sync->last_stats().bytes},
+                {"wait_ms", {{"median", w.median}, {"min", w.min}, {"max", w.max}}},
+                {"wait_samples_ms", log.comm_wait_ms}};
+  }
+  return j;
 }
 
 // The bottleneck map of the profiled window (analysis/bottleneck.h). The machine's figures come
@@ -177,8 +191,8 @@ Evaluation report_evaluation(const TrainOptions& o, TrainRun& run, const StepLog
   if (run.comm) {
     const StepTimes w = step_times(log.comm_wait_ms);
     std::printf(
-        "data parallel (rank 0): waited for the allreduces a median %.3f ms a step (min %.3f, "
-        "max %.3f) after backward; %d of %zu buckets started during backward in the last step\n",
+        "data parallel (rank 0): gradients averaged a median %.3f ms after backward ended (min "
+        "%.3f, max %.3f); %d of %zu buckets started during backward in the last step\n",
         w.median, w.min, w.max, run.sync->last_stats().buckets_during_backward,
         run.sync->buckets().size());
   }

@@ -125,6 +125,7 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
   log.window_begin = std::min<int64_t>(o.profile_warmup, std::max<int64_t>(steps - 1, 0));
   log.window_end = std::min<int64_t>(steps, log.window_begin + o.profile_steps);
   log.step_ms.reserve(static_cast<size_t>(steps));
+  log.losses.reserve(static_cast<size_t>(steps));
   Progress progress(steps);
   for (int64_t step = 0; step < steps; ++step) {
     if (profiling && step == log.window_begin) {
@@ -134,7 +135,7 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
     }
     std::optional<nn::data::Batch> b = loader.next();
     if (!b) b = loader.next();  // the epoch ended: the next call starts a new one
-    if (run.comm) maybe_inject_fault(*run.comm, step + 1);
+    if (run.comm) maybe_inject_fault(*run.comm, step + 1, *run.model);
     const int64_t t0 = profiler::now_ns();
     // --precision bf16: forward and backward under the autocast policy (tensor/autocast.h); the
     // optimizer step below updates the fp32 master weights outside it.
@@ -148,7 +149,7 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
       // The global batch's loss (the mean of the ranks' equal shards) and correct count, on
       // every rank: the progress line, and the same divergence decision everywhere.
       double sums[3] = {loss, static_cast<double>(r.correct), static_cast<double>(r.count)};
-      run.comm->allreduce_sum(sums, 3, "allreduce of the step's loss");
+      dist::allreduce_profiled(*run.comm, sums, 3, "allreduce of the step's loss");
       loss = sums[0] / run.comm->size();
       r.correct = static_cast<int64_t>(sums[1]);
       r.count = static_cast<int64_t>(sums[2]);
@@ -185,6 +186,7 @@ StepLog run_steps(const TrainOptions& o, TrainRun& run, bool profiling) {
       log.profile = log.session->stop(), log.session.reset();
     }
     log.last_loss = loss;
+    log.losses.push_back(loss);
     progress.add(step, loss, r, run.comm ? run.batch : b->size());
     if (run.sync && ((step + 1) % o.check_every == 0 || step + 1 == steps)) {
       run.sync->check_weights_identical(step + 1);

@@ -22,10 +22,6 @@ constexpr FormulaRow kFormulas[] = {
      "13 FLOP/elem + 2 with L2 weight decay (Adam) or + 1 decoupled (AdamW); bytes = param, m, v "
      "read+write + grad"},
     {"add", "1 FLOP/out elem; bytes = a + b + out"},
-    {"allreduce",
-     "per rank numel*(ranks-1)/ranks FLOPs (the ring's adds); bytes = numel x elem size (the "
-     "message, as NCCL-tests count it)"},
-    {"allreduce_wait", "0 FLOPs, 0 bytes: the time a rank is blocked on collectives in flight"},
     {"argmax", "(cols-1) compares per output; bytes = in + indices"},
     {"attention",
      "4*B*H*Lq*Lk*d FLOPs (two products) + 5*B*H*Lq*Lk (softmax), causal: only pairs j <= i; bytes "
@@ -35,7 +31,6 @@ constexpr FormulaRow kFormulas[] = {
      "= q + k + v + out + dout + lse + dq + dk + dv"},
     {"avg_pool2d", "k*k FLOPs (adds + divide) per output; bytes = x + y"},
     {"avg_pool2d_backward", "k*k FLOPs per dy element; bytes = dy + dx"},
-    {"bucket_copy", "0 FLOPs; bytes = 2 x numel x elem size (gradients into the flat bucket)"},
     {"col2im", "N*K*P adds (K = C*kh*kw, P = Ho*Wo); bytes = patch gradients + dx"},
     {"conv2d",
      "2*N*O*Ho*Wo*C*kh*kw FLOPs (+ N*O*Ho*Wo bias adds); MACs half without bias; bytes = x + w (+ "
@@ -54,7 +49,6 @@ constexpr FormulaRow kFormulas[] = {
     {"gather", "0 FLOPs; bytes = index + 2 x out"},
     {"gelu", "8 FLOP/elem (tanh approximation); bytes = in + out"},
     {"gelu_backward", "16 FLOP/elem; bytes = x + g + dx"},
-    {"grad_average", "1 FLOP/elem (times 1/ranks); bytes = 2 x numel x elem size"},
     {"im2col", "0 FLOPs; bytes = x + N*K*P patches (K = C*kh*kw, P = Ho*Wo)"},
     {"index_add", "1 FLOP per src element; bytes = index + 3 x src"},
     {"index_select", "0 FLOPs; bytes = index + 2 x out"},

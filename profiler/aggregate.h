@@ -57,18 +57,38 @@ struct ScopeRow {
   int depth = 0;                   // number of components; 0 for ""
   int64_t calls = 0;               // times the scope was entered (module calls)
   std::string output_shape;        // last noted output shape ("[1,256]"), "" if none
-  // By phase (Phase's order): forward, backward, optimizer, recompute.
+  // By phase (Phase's order): forward, backward, optimizer, recompute, communication.
   Cost cost[kNumPhases];
   int64_t self_ns[kNumPhases] = {};  // op self time by phase
   int64_t allocs = 0;
   int64_t alloc_bytes = 0;
   int64_t alloc_bytes_by_phase[kNumPhases] = {};  // forward: activations (and temporaries)
-  int64_t time_ns() const { return self_ns[0] + self_ns[1] + self_ns[2] + self_ns[3]; }
+  int64_t time_ns() const {
+    int64_t t = 0;
+    for (int64_t ns : self_ns) t += ns;
+    return t;
+  }
 };
 
 // Every scope path seen, each parent before its children, siblings in first-seen order. The
 // top-level rows (depth <= 1) partition the op time: their time_ns add up to
 // total_op_self_ns().
 std::vector<ScopeRow> aggregate_scopes(const Profile& p);
+
+// One row of the collectives table: all spans of one (op, world size), in first-seen order.
+// Bandwidths follow nccl-tests (collective.h): algbw = bytes / time over all calls together (a
+// time-weighted mean of the calls' algbw), busbw = algbw * bus_bandwidth_factor(op, world_size).
+struct CollectiveRow {
+  std::string op;
+  int32_t world_size = 1;
+  int64_t calls = 0;
+  int64_t bytes = 0;      // summed over calls
+  int64_t total_ns = 0;   // in-flight time summed over calls
+  int64_t median_ns = 0;  // the median call's in-flight time (mean of the middle two)
+  double algbw_gbs = 0;   // GB/s (1e9 bytes); 0 when total_ns is 0
+  double busbw_gbs = 0;
+};
+
+std::vector<CollectiveRow> aggregate_collectives(const Profile& p);
 
 }  // namespace prism::profiler

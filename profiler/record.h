@@ -16,8 +16,11 @@ namespace prism::profiler {
 
 // recompute: a forward op run again during backward to rebuild activations that activation
 // checkpointing did not keep (its FLOPs and time are the price of the memory saved).
-enum class Phase : uint8_t { forward, backward, optimizer, recompute };
-constexpr int kNumPhases = 4;
+// communication: work done to exchange data between ranks (data-parallel gradient sync: packing
+// buckets, waiting on a collective); the collectives' own in-flight time is recorded apart, as
+// CollectiveSpans (collective.h), because it overlaps other ops.
+enum class Phase : uint8_t { forward, backward, optimizer, recompute, communication };
+constexpr int kNumPhases = 5;
 const char* phase_name(Phase p);
 
 // Up to kMaxShapes input shapes of up to kMaxDims dims each; longer lists are truncated and

@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "profiler/clock.h"
@@ -22,6 +24,8 @@ const char* phase_name(Phase p) {
       return "optimizer";
     case Phase::recompute:
       return "recompute";
+    case Phase::communication:
+      return "communication";
   }
   return "?";
 }
@@ -206,6 +210,8 @@ struct ThreadBuffer {
   std::atomic<uint64_t> epoch{0};  // the session the logs' items belong to (rule 3)
   Log<Slot, 256> records;          // about 140 KiB a chunk
   Log<MemSample, 1024> memory;     // 48 KiB a chunk
+  // Collective spans (record_collective), 10 KiB a chunk: complete when appended (rule 1 only).
+  Log<CollectiveSpan, 256> collectives;
   // Only for a counting session's thread. Its items never move, so a Slot points at one; the
   // collector reaches them only through published slots (rules 1 and 2), never by its length.
   Log<CounterPair, 256> counter_readings;  // 52 KiB a chunk
@@ -309,6 +315,7 @@ ThreadBuffer* register_thread() {
 void begin_epoch(ThreadBuffer& b, uint64_t epoch) {
   b.records.clear();
   b.memory.clear();
+  b.collectives.clear();
   b.counter_readings.clear();
   b.open.clear();
   b.owner_epoch = epoch;
@@ -531,6 +538,26 @@ void record_memory_sample(int device, int64_t live_bytes, int role, int64_t role
   b->memory.publish();
 }
 
+void record_collective(const char* op, int64_t start_ns, int64_t end_ns, int64_t bytes,
+                       int world_size) {
+  // Checked even when not recording: a bad call is a bug whether or not a session is watching.
+  if (!op || !*op) throw std::invalid_argument("record_collective: the op name is empty");
+  const std::string what = std::string("record_collective(\"") + op + "\"): ";
+  if (end_ns < start_ns) {
+    throw std::invalid_argument(what + "end_ns " + std::to_string(end_ns) + " is before start_ns " +
+                                std::to_string(start_ns));
+  }
+  if (bytes < 0) throw std::invalid_argument(what + "bytes " + std::to_string(bytes) + " < 0");
+  if (world_size < 1) {
+    throw std::invalid_argument(what + "world_size " + std::to_string(world_size) + " < 1");
+  }
+  if (!recording()) return;
+  ThreadBuffer* b = current_buffer();
+  if (!b) return;
+  b->collectives.next() = CollectiveSpan{op, start_ns, end_ns, bytes, world_size, b->tid};
+  b->collectives.publish();
+}
+
 namespace {
 std::atomic<const GpuTimerHooks*> g_gpu_hooks{nullptr};
 
@@ -608,6 +635,18 @@ void collect(const ThreadBuffer& b, uint64_t epoch, Recording& out) {
   b.memory.read(b.memory.published(), [&](const MemSample& m) {
     if (m.t_ns > stop) return false;
     out.memory.push_back(m);
+    return true;
+  });
+  // Spans are appended when they end, not in start order, so each is judged alone (rule 5):
+  // kept when it overlaps [start, stop], cut to it like a record open at the stop. A cut span
+  // keeps its bytes, so its bandwidth reads high; a session that encloses whole steps cuts none.
+  b.collectives.read(b.collectives.published(), [&](const CollectiveSpan& c) {
+    if (c.start_ns <= stop && c.end_ns >= out.start_ns) {
+      CollectiveSpan kept = c;
+      kept.start_ns = std::max(c.start_ns, out.start_ns);
+      kept.end_ns = std::min(c.end_ns, stop);
+      out.collectives.push_back(kept);
+    }
     return true;
   });
 }

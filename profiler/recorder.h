@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiler/collective.h"
 #include "profiler/cost.h"
 #include "profiler/memory.h"
 #include "profiler/record.h"
@@ -153,6 +154,9 @@ struct MemSample {
 struct Recording {
   std::vector<OpRecord> records;  // all threads, each thread's records in start order
   std::vector<MemSample> memory;  // live bytes after every alloc / free, in time order per thread
+  // Collectives in flight during the session (record_collective), per thread in the order they
+  // were recorded; a span that began before the start or ended after the stop is cut to them.
+  std::vector<CollectiveSpan> collectives;
   std::vector<std::string> scope_paths;
   int64_t start_ns = 0;
   int64_t stop_ns = 0;

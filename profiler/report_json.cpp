@@ -141,13 +141,31 @@ json modules_json(const Profile& p) {
                        {"fwd_ns", r.self_ns[0]},
                        {"bwd_ns", r.self_ns[1]},
                        {"opt_ns", r.self_ns[2]},
-                       {"rec_ns", r.self_ns[3]},  // recompute (activation checkpointing)
+                       {"rec_ns", r.self_ns[3]},   // recompute (activation checkpointing)
+                       {"comm_ns", r.self_ns[4]},  // communication (data-parallel sync)
                        {"fwd_flops", r.cost[0].flops},
                        {"bwd_flops", r.cost[1].flops},
                        {"rec_flops", r.cost[3].flops},
                        {"allocs", r.allocs},
                        {"alloc_bytes", r.alloc_bytes},
                        {"output_shape", r.output_shape}});
+  }
+  return out;
+}
+
+// The collectives table's rows (aggregate_collectives): raw bytes and ns, bandwidths in GB/s
+// (1e9 bytes per second) as collective.h defines them.
+json collectives_json(const Profile& p) {
+  json out = json::array();
+  for (const CollectiveRow& r : aggregate_collectives(p)) {
+    out.push_back(json{{"op", r.op},
+                       {"world_size", r.world_size},
+                       {"calls", r.calls},
+                       {"bytes", r.bytes},
+                       {"time_ns", r.total_ns},
+                       {"median_ns", r.median_ns},
+                       {"algbw_gbs", r.algbw_gbs},
+                       {"busbw_gbs", r.busbw_gbs}});
   }
   return out;
 }
@@ -179,6 +197,7 @@ std::string profile_json(const Profile& p) {
              {"flops", total.flops},
              {"macs", total.macs},
              {"bytes", total.bytes}}}};
+  doc["collectives"] = collectives_json(p);
   if (p.counters.enabled) doc["counters"] = counter_info_json<json>(p.counters);
   return doc.dump(2);
 }

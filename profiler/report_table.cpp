@@ -194,6 +194,7 @@ std::string format_table(const Profile& p, const TableOptions& opts) {
                          hidden, hidden == 1 ? "" : "s", percent(hidden_ns, op_ns), opts.max_rows);
     }
   }
+  out += format_collectives(p);
   out += '\n';
   out += counters_line(p.counters);
   out += footer(p.meta);

@@ -102,6 +102,9 @@ json record_event(const OpRecord& r, const Span& s, const Recording& rec) {
 
 // The trace track of GPU work: a tid no host thread has (host threads count up from 0).
 constexpr int32_t kGpuTrack = 1000000;
+// The track of collectives in flight (collective.h): they overlap the ops of the thread that
+// started them, so they get a track of their own, another tid no host thread has.
+constexpr int32_t kCommTrack = 1000001;
 
 std::string counter_name(int32_t device) {
   if (device == 0) return "live memory (cpu)";
@@ -133,6 +136,24 @@ std::string trace_json(const Profile& p) {
     }
   }
 
+  for (const CollectiveSpan& c : rec.collectives) {
+    const int64_t ns = c.end_ns - c.start_ns;
+    const double algbw = ns > 0 ? static_cast<double>(c.bytes) / static_cast<double>(ns) : 0.0;
+    events.push_back(json{{"name", c.op},
+                          {"cat", "comm"},
+                          {"ph", "X"},
+                          {"ts", to_us(c.start_ns - rec.start_ns)},
+                          {"dur", to_us(ns)},
+                          {"pid", 1},
+                          {"tid", kCommTrack},
+                          {"args",
+                           {{"bytes", c.bytes},
+                            {"world_size", c.world_size},
+                            {"thread", c.tid},
+                            {"algbw_gbs", algbw},
+                            {"busbw_gbs", algbw * bus_bandwidth_factor(c.op, c.world_size)}}}});
+  }
+
   // Samples arrive grouped by thread; a counter track reads best in global time order.
   std::vector<MemSample> samples = rec.memory;
   std::stable_sort(samples.begin(), samples.end(),
@@ -158,6 +179,13 @@ std::string trace_json(const Profile& p) {
                           {"pid", 1},
                           {"tid", kGpuTrack},
                           {"args", {{"name", "GPU (CUDA events)"}}}});
+  }
+  if (!rec.collectives.empty()) {
+    events.push_back(json{{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", 1},
+                          {"tid", kCommTrack},
+                          {"args", {{"name", "communication"}}}});
   }
   for (int32_t tid : tids) {
     events.push_back(json{{"name", "thread_name"},

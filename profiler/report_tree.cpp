@@ -26,11 +26,13 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
 
   int64_t max_flops = 0, max_ns = 0, max_alloc = 0;
   bool recompute = false;  // activation checkpointing ran: show its columns
+  bool comm = false;       // a data-parallel run synced gradients: show its time column
   for (const ScopeRow& r : rows) {
     max_flops = std::max({max_flops, r.cost[0].flops, r.cost[1].flops, r.cost[3].flops});
-    max_ns = std::max({max_ns, r.self_ns[0], r.self_ns[1], r.self_ns[2], r.self_ns[3]});
+    for (int64_t ns : r.self_ns) max_ns = std::max(max_ns, ns);
     max_alloc = std::max(max_alloc, r.alloc_bytes);
     recompute = recompute || r.self_ns[3] > 0 || r.cost[3].flops > 0;
+    comm = comm || r.self_ns[4] > 0;
   }
   const Unit fu = pick_unit(kFlopUnits, max_flops);
   const Unit tu = pick_unit(kTimeUnits, max_ns);
@@ -51,6 +53,7 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
   add(fmt::format("bwd {}", tu.name), false);
   if (recompute) add(fmt::format("rec {}", tu.name), false);
   add(fmt::format("opt {}", tu.name), false);
+  if (comm) add(fmt::format("comm {}", tu.name), false);
   add("time %", false);
   add(fmt::format("alloc {}", au.name), false);
 
@@ -71,6 +74,7 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
     put(amount(r.self_ns[1], tu, 3));
     if (recompute) put(amount(r.self_ns[3], tu, 3));
     put(amount(r.self_ns[2], tu, 3));
+    if (comm) put(amount(r.self_ns[4], tu, 3));
     put(fmt::format("{:.1f}", percent(r.time_ns(), op_ns)));
     put(amount(r.alloc_bytes, au, 3));
   }
@@ -82,6 +86,11 @@ std::string format_tree(const Profile& p, const TreeOptions& opts) {
     out +=
         "rec: forward ops run again in backward by activation checkpointing (the price of the "
         "activations not kept).\n";
+  }
+  if (comm) {
+    out +=
+        "comm: ops run to exchange data between ranks (gradient sync); collectives in flight "
+        "are in the op table's collectives section.\n";
   }
   return out;
 }

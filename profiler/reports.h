@@ -1,8 +1,10 @@
 // The profile's outputs: a table for people, a Chrome/Perfetto trace, and a JSON dump for tools.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "profiler/aggregate.h"
 #include "profiler/output_file.h"  // write_text_file: every report is written atomically
@@ -28,6 +30,11 @@ struct TreeOptions {
   std::map<std::string, ModuleInfo> modules;  // by path ("model.fc1")
 };
 
+// The collectives table (collective.h: calls, bytes, in-flight time, algbw and busbw per
+// collective and world size), a blank line first; "" when the profile holds no collectives.
+// format_table prints it under the op table.
+std::string format_collectives(const Profile& p);
+
 // The module tree: one row per scope path (modules, user scopes), indented, with parameters,
 // calls, forward and backward FLOPs and time, allocations and share of the op time.
 std::string format_tree(const Profile& p, const TreeOptions& opts = {});
@@ -37,7 +44,16 @@ std::string format_tree(const Profile& p, const TreeOptions& opts = {});
 std::string trace_json(const Profile& p);
 
 // Machine-readable dump: {"meta", "ops": [aggregated rows], "memory": {peaks, sample count,
-// "timeline": live bytes over the window}, "modules": [the module tree's rows], "totals"}.
+// "timeline": live bytes over the window}, "modules": [the module tree's rows], "totals"}, and
+// "collectives": [aggregate_collectives' rows] (empty when the run had none).
 std::string profile_json(const Profile& p);
+
+// One trace of a multi-rank run from each rank's trace_json text: rank r's events get "pid": r
+// and their timestamps shifted by offsets_ns[r] (the rank's clock offset, added: rank r's
+// clock + offset = the common clock), its process is named "rank r", thread names are kept, and
+// otherData becomes {"ranks": [each rank's otherData]}. Throws std::invalid_argument naming the
+// rank when a text is not a trace or the two vectors differ in length.
+std::string merge_rank_traces(const std::vector<std::string>& traces,
+                              const std::vector<int64_t>& offsets_ns);
 
 }  // namespace prism::profiler

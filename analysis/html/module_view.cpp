@@ -1,6 +1,7 @@
 // The module icicle (profile_views.h): the module tree drawn once per phase (forward, backward,
-// then optimizer when the optimizer's steps were scoped, and recompute when activation
-// checkpointing ran forwards again in backward), top to bottom, on one ms scale. Row d
+// then optimizer when the optimizer's steps were scoped, recompute when activation
+// checkpointing ran forwards again in backward, and communication when a data-parallel run
+// synced gradients), top to bottom, on one ms scale. Row d
 // holds the modules at depth d; a module's rect is as wide as the op self time of its subtree in
 // that phase, and its children sit left to right inside it, so the part of a rect with nothing
 // under it is the time of the module's own ops. Sharing the scale keeps the totals comparable
@@ -21,13 +22,18 @@ constexpr double kCharPx = 6.6;
 constexpr double kPad = 4;
 
 double phase_ns(const ProfileModule& m, int phase) {
-  return phase == 0 ? m.fwd_ns : phase == 1 ? m.bwd_ns : phase == 2 ? m.opt_ns : m.rec_ns;
+  return phase == 0   ? m.fwd_ns
+         : phase == 1 ? m.bwd_ns
+         : phase == 2 ? m.opt_ns
+         : phase == 3 ? m.rec_ns
+                      : m.comm_ns;
 }
 
 // In profiler::Phase's order.
-constexpr int kPhases = 4;
-const char* const kPhaseName[kPhases] = {"forward", "backward", "optimizer", "recompute"};
-const char* const kPhaseClass[kPhases] = {"fwd", "bwd", "opt", "rec"};
+constexpr int kPhases = 5;
+const char* const kPhaseName[kPhases] = {"forward", "backward", "optimizer", "recompute",
+                                         "communication"};
+const char* const kPhaseClass[kPhases] = {"fwd", "bwd", "opt", "rec", "comm"};
 
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
@@ -77,7 +83,7 @@ std::string tooltip(const ProfileModule& m, const double (&total)[kPhases]) {
   std::string t = m.depth == 0 ? "(outside scopes): ops run outside every module"
                                : m.path + (m.type.empty() ? "" : " (" + m.type + ")") +
                                      fmt::format(", {} calls", m.calls);
-  const double flops[kPhases] = {m.fwd_flops, m.bwd_flops, 0, m.rec_flops};
+  const double flops[kPhases] = {m.fwd_flops, m.bwd_flops, 0, m.rec_flops, 0};
   for (int ph = 0; ph < kPhases; ++ph) {
     if (ph >= 2 && phase_ns(m, ph) <= 0) continue;
     t += fmt::format("\n{} {} ({} of {})", kPhaseName[ph], ms(phase_ns(m, ph)),
@@ -121,15 +127,15 @@ struct Icicle {
 
 Scale module_scale(const ProfileData& p) {
   const Tree t = build_tree(p);
-  const double top = std::max({phase_total(p, t, 0), phase_total(p, t, 1), phase_total(p, t, 2),
-                               phase_total(p, t, 3)});
+  double top = 0;
+  for (int ph = 0; ph < kPhases; ++ph) top = std::max(top, phase_total(p, t, ph));
   return linear_scale(0, top / 1e6, kIcicleArea.left, kIcicleArea.right());
 }
 
 Section module_view(const ProfileData& p) {
   Section s{"Module icicle",
-            "The module tree once per phase (forward, backward, optimizer, recompute) on one "
-            "time scale: "
+            "The module tree once per phase (forward, backward, optimizer, recompute, "
+            "communication) on one time scale: "
             "each rect is a module, as wide as the op time of it and its children, which sit "
             "inside it one row down. Hover a rect for its path, calls and times.",
             ""};
@@ -140,8 +146,8 @@ Section module_view(const ProfileData& p) {
     return s;
   }
   const Tree tree = build_tree(p);
-  const double total[kPhases] = {phase_total(p, tree, 0), phase_total(p, tree, 1),
-                                 phase_total(p, tree, 2), phase_total(p, tree, 3)};
+  double total[kPhases] = {};
+  for (int ph = 0; ph < kPhases; ++ph) total[ph] = phase_total(p, tree, ph);
   std::vector<int> phases;  // those with time, each drawn as one icicle
   for (int ph = 0; ph < kPhases; ++ph) {
     if (total[ph] > 0) phases.push_back(ph);

@@ -153,6 +153,7 @@ void read_modules(const json& mods, ProfileData& p) {
     m.bwd_flops = o.contains("bwd_flops") ? amount(o, "bwd_flops", path) : 0;
     m.rec_ns = o.contains("rec_ns") ? amount(o, "rec_ns", path) : 0;
     m.rec_flops = o.contains("rec_flops") ? amount(o, "rec_flops", path) : 0;
+    m.comm_ns = o.contains("comm_ns") ? amount(o, "comm_ns", path) : 0;
     const size_t dot = m.path.rfind('.');
     if (m.name.empty()) m.name = dot == std::string::npos ? m.path : m.path.substr(dot + 1);
     if (m.depth > 1) {

@@ -66,14 +66,17 @@ std::string op_tooltip(const ProfileOp& op, double total_ns) {
   return t;
 }
 
-// The phase colours' legend; recompute only when activation checkpointing ran.
+// The phase colours' legend; recompute only when activation checkpointing ran, communication
+// only when a data-parallel run synced gradients.
 std::vector<std::pair<std::string, std::string>> phase_keys(const ProfileData& p) {
   std::vector<std::pair<std::string, std::string>> keys{
       {"fwd", "forward"}, {"bwd", "backward"}, {"opt", "optimizer"}};
-  for (const ProfileOp& op : p.ops) {
-    if (op.phase == "recompute") {
-      keys.emplace_back("rec", "recompute");
-      break;
+  for (const char* phase : {"recompute", "communication"}) {
+    for (const ProfileOp& op : p.ops) {
+      if (op.phase == phase) {
+        keys.emplace_back(phase_class(phase), phase);
+        break;
+      }
     }
   }
   return keys;

@@ -53,6 +53,7 @@ struct ProfileModule {
   double fwd_ns = 0, bwd_ns = 0, opt_ns = 0;
   double fwd_flops = 0, bwd_flops = 0;
   double rec_ns = 0, rec_flops = 0;  // recompute (activation checkpointing); 0 in older files
+  double comm_ns = 0;  // communication (data-parallel gradient sync); 0 in older files
 };
 
 struct ProfileData {

@@ -12,11 +12,14 @@ namespace {
 // #009E73, reddish purple #CC79A7, orange #E69F00, sky blue #56B4E9. On the dark background the
 // two darkest (blue, vermillion) give way to sky blue and orange, which keep the contrast.
 // Recompute (activation checkpointing: a forward run again in backward) is sky blue, a lighter
-// forward, on light; on dark, where forward is sky blue, yellow #F0E442.
+// forward, on light; on dark, where forward is sky blue, yellow #F0E442. Communication (data-
+// parallel gradient sync) is orange #E69F00 on light; on dark, where backward is orange,
+// vermillion #D55E00.
 constexpr const char* kStyle = R"(
 :root {
   --bg: #ffffff; --fg: #1a1a1a; --muted: #5a5a5a; --grid: #e4e4e4; --axis: #7a7a7a;
   --fwd: #0072B2; --bwd: #D55E00; --opt: #009E73; --other: #CC79A7; --rec: #56B4E9;
+  --comm: #E69F00;
   --roof: #1a1a1a; --peak: #D55E00; --area: #56B4E9;
   color-scheme: light dark;
 }
@@ -24,6 +27,7 @@ constexpr const char* kStyle = R"(
   :root {
     --bg: #16181c; --fg: #e8e8e8; --muted: #a8a8a8; --grid: #30343a; --axis: #8a8a8a;
     --fwd: #56B4E9; --bwd: #E69F00; --opt: #009E73; --other: #CC79A7; --rec: #F0E442;
+    --comm: #D55E00;
     --roof: #e8e8e8; --peak: #E69F00; --area: #0072B2;
   }
 }
@@ -45,8 +49,10 @@ svg .fwd { fill: var(--fwd); stroke: var(--fwd); }
 svg .bwd { fill: var(--bwd); stroke: var(--bwd); }
 svg .opt { fill: var(--opt); stroke: var(--opt); }
 svg .rec { fill: var(--rec); stroke: var(--rec); }
+svg .comm { fill: var(--comm); stroke: var(--comm); }
 svg .other { fill: var(--other); stroke: var(--other); }
-svg rect.fwd, svg rect.bwd, svg rect.opt, svg rect.rec, svg rect.other { stroke: none; }
+svg rect.fwd, svg rect.bwd, svg rect.opt, svg rect.rec, svg rect.comm,
+svg rect.other { stroke: none; }
 svg circle { fill-opacity: 0.55; stroke-width: 1.2; }
 svg .roof { stroke: var(--roof); stroke-width: 2; fill: none; }
 svg .ridge { stroke: var(--roof); stroke-width: 1; stroke-dasharray: 4 3; }
@@ -57,7 +63,7 @@ svg .peak { stroke: var(--peak); fill: var(--peak); stroke-width: 1.5; }
             vertical-align: -0.1em; }
 .legend i.fwd { background: var(--fwd); } .legend i.bwd { background: var(--bwd); }
 .legend i.opt { background: var(--opt); } .legend i.other { background: var(--other); }
-.legend i.rec { background: var(--rec); }
+.legend i.rec { background: var(--rec); } .legend i.comm { background: var(--comm); }
 svg .r0, .legend i.r0 { fill: #0072B2; background: #0072B2; }
 svg .r1, .legend i.r1 { fill: #E69F00; background: #E69F00; }
 svg .r2, .legend i.r2 { fill: #009E73; background: #009E73; }
@@ -80,6 +86,7 @@ const char* phase_class(const std::string& phase) {
   if (phase == "backward") return "bwd";
   if (phase == "optimizer") return "opt";
   if (phase == "recompute") return "rec";
+  if (phase == "communication") return "comm";
   return "other";
 }
 

@@ -34,9 +34,9 @@ std::string legend(const std::vector<std::pair<std::string, std::string>>& items
 // A note in place of (or beside) a picture; `html` is inserted as it is.
 std::string note(const std::string& html);
 
-// The CSS classes the views colour with, one per profile phase: "fwd", "bwd", "opt", and
-// "other" for anything else (a scope, a phase a later profiler adds). Stacked bands (memory by
-// role) take "r0" .. "r6".
+// The CSS classes the views colour with, one per profile phase: "fwd", "bwd", "opt", "rec",
+// "comm", and "other" for anything else (a scope, a phase a later profiler adds). Stacked bands
+// (memory by role) take "r0" .. "r6".
 const char* phase_class(const std::string& phase);
 
 }  // namespace prism::analysis::html

@@ -3,9 +3,11 @@
 #include <mpi.h>
 
 #include <chrono>
-#include <cstdio>
+#include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "tensor/tensor.h"  // prism::Error
@@ -15,6 +17,86 @@ namespace prism::dist {
 namespace {
 
 bool g_initialised = false;
+
+// The deadline of a blocking MPI call. A blocking collective runs MPI's own algorithms (for an
+// allreduce, Open MPI's tuned ones: 154 us for 1 MiB between two ranks here, against 293 us for
+// the same allreduce started non-blocking and waited for, which goes through the generic
+// non-blocking library), but it cannot be interrupted. So a watchdog thread, which never calls
+// MPI, is armed before the call and disarmed after it; if the deadline passes first, it prints
+// which call gave up and ends the process with exit code 1, and mpirun then stops every rank.
+class Watchdog {
+ public:
+  Watchdog() : thread_([this] { run(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void arm(int rank, const char* what, double timeout_s) {
+    {
+      std::lock_guard lock(mu_);
+      rank_ = rank;
+      what_ = what;
+      timeout_s_ = timeout_s;
+      deadline_ = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(timeout_s));
+      armed_ = true;
+    }
+    cv_.notify_all();
+  }
+  void disarm() {
+    std::lock_guard lock(mu_);
+    armed_ = false;
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mu_);
+    while (!quit_) {
+      if (!armed_) {
+        cv_.wait(lock);
+        continue;
+      }
+      const auto deadline = deadline_;
+      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && armed_ &&
+          deadline_ == deadline) {
+        std::fprintf(stderr,
+                     "prism: rank %d: %s: no answer from the other ranks within %d s (a rank died, "
+                     "hangs, or runs a different number of steps); stopping\n",
+                     rank_, what_, static_cast<int>(timeout_s_));
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, quit_ = false;
+  int rank_ = 0;
+  const char* what_ = "";
+  double timeout_s_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  std::thread thread_;
+};
+
+Watchdog& watchdog() {
+  static Watchdog w;
+  return w;
+}
+
+// Arms the watchdog for the scope of one blocking call.
+class Deadline {
+ public:
+  Deadline(int rank, const char* what, double timeout_s) { watchdog().arm(rank, what, timeout_s); }
+  ~Deadline() { watchdog().disarm(); }
+  Deadline(const Deadline&) = delete;
+  Deadline& operator=(const Deadline&) = delete;
+};
 
 // The requests in flight, by slot. A slot stays taken until its owner sees it done (poll or
 // wait), even when another poll completed it first, so a slot is never reused under its owner.
@@ -97,7 +179,11 @@ void Comm::abort(const std::string& message, int code) {
 
 void Comm::finalize() {
   if (!g_initialised) return;
-  MPI_Finalize();
+  {
+    // Open MPI's finalize waits for every rank to get there.
+    Deadline deadline(rank_, "finalize", timeout_s_);
+    MPI_Finalize();
+  }
   g_initialised = false;
 }
 
@@ -173,50 +259,47 @@ MPI_Datatype mpi_type<uint64_t>() {
 
 }  // namespace
 
-// The blocking collectives: start, then wait with the deadline.
-#define PRISM_DIST_WAIT(call, what)                                                          \
-  do {                                                                                       \
-    MPI_Request q_ = MPI_REQUEST_NULL;                                                       \
-    const int rc_ = (call);                                                                  \
-    if (rc_ != MPI_SUCCESS) abort(std::string(what) + ": MPI call failed (" +                \
-                                  std::to_string(rc_) + ")");                                \
-    Request r_;                                                                              \
-    r_.slot_ = take_slot(q_);                                                                \
-    r_.what_ = what;                                                                         \
-    wait(r_);                                                                                \
+// The blocking collectives: MPI's blocking calls, under the watchdog's deadline.
+#define PRISM_DIST_CALL(call, what)                                           \
+  do {                                                                        \
+    Deadline deadline_(rank_, what, timeout_s_);                              \
+    const int rc_ = (call);                                                   \
+    if (rc_ != MPI_SUCCESS) {                                                 \
+      abort(std::string(what) + ": MPI call failed (" + std::to_string(rc_) + \
+            "); another rank may have failed");                               \
+    }                                                                         \
   } while (0)
 
 void Comm::barrier(const char* what) {
-  PRISM_DIST_WAIT(MPI_Ibarrier(MPI_COMM_WORLD, &q_), what);
+  PRISM_DIST_CALL(MPI_Barrier(MPI_COMM_WORLD), what);
 }
 
 void Comm::allreduce_sum(float* data, int64_t n, const char* what) {
-  PRISM_DIST_WAIT(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<float>(),
-                                 MPI_SUM, MPI_COMM_WORLD, &q_),
+  PRISM_DIST_CALL(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<float>(), MPI_SUM,
+                                MPI_COMM_WORLD),
                   what);
 }
 
 void Comm::allreduce_sum(double* data, int64_t n, const char* what) {
-  PRISM_DIST_WAIT(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<double>(),
-                                 MPI_SUM, MPI_COMM_WORLD, &q_),
+  PRISM_DIST_CALL(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<double>(), MPI_SUM,
+                                MPI_COMM_WORLD),
                   what);
 }
 
 void Comm::allreduce_sum(int64_t* data, int64_t n, const char* what) {
-  PRISM_DIST_WAIT(MPI_Iallreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<int64_t>(),
-                                 MPI_SUM, MPI_COMM_WORLD, &q_),
+  PRISM_DIST_CALL(MPI_Allreduce(MPI_IN_PLACE, data, count_of(n, what), mpi_type<int64_t>(), MPI_SUM,
+                                MPI_COMM_WORLD),
                   what);
 }
 
 void Comm::broadcast(float* data, int64_t n, int root, const char* what) {
-  PRISM_DIST_WAIT(MPI_Ibcast(data, count_of(n, what), MPI_FLOAT, root, MPI_COMM_WORLD, &q_),
-                  what);
+  PRISM_DIST_CALL(MPI_Bcast(data, count_of(n, what), MPI_FLOAT, root, MPI_COMM_WORLD), what);
 }
 
 std::vector<uint64_t> Comm::allgather(uint64_t value, const char* what) {
   std::vector<uint64_t> all(static_cast<size_t>(size_));
-  PRISM_DIST_WAIT(MPI_Iallgather(&value, 1, mpi_type<uint64_t>(), all.data(), 1,
-                                 mpi_type<uint64_t>(), MPI_COMM_WORLD, &q_),
+  PRISM_DIST_CALL(MPI_Allgather(&value, 1, mpi_type<uint64_t>(), all.data(), 1,
+                                mpi_type<uint64_t>(), MPI_COMM_WORLD),
                   what);
   return all;
 }
@@ -224,7 +307,7 @@ std::vector<uint64_t> Comm::allgather(uint64_t value, const char* what) {
 std::vector<std::string> Comm::gather_strings(const std::string& s, int root, const char* what) {
   const int len = count_of(static_cast<int64_t>(s.size()), what);
   std::vector<int> lens(static_cast<size_t>(size_));
-  PRISM_DIST_WAIT(MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, MPI_COMM_WORLD, &q_),
+  PRISM_DIST_CALL(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, MPI_COMM_WORLD),
                   what);
   std::vector<int> offsets(static_cast<size_t>(size_), 0);
   int64_t total = 0;
@@ -233,8 +316,8 @@ std::vector<std::string> Comm::gather_strings(const std::string& s, int root, co
     total += lens[static_cast<size_t>(i)];
   }
   std::string all(rank_ == root ? static_cast<size_t>(count_of(total, what)) : 0, '\0');
-  PRISM_DIST_WAIT(MPI_Igatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(),
-                               MPI_CHAR, root, MPI_COMM_WORLD, &q_),
+  PRISM_DIST_CALL(MPI_Gatherv(s.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(),
+                              MPI_CHAR, root, MPI_COMM_WORLD),
                   what);
   std::vector<std::string> out;
   if (rank_ != root) return out;
@@ -245,6 +328,6 @@ std::vector<std::string> Comm::gather_strings(const std::string& s, int root, co
   return out;
 }
 
-#undef PRISM_DIST_WAIT
+#undef PRISM_DIST_CALL
 
 }  // namespace prism::dist

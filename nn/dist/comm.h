@@ -6,11 +6,13 @@
 // one machine, over the network between machines. Everything a rank knows of the others comes
 // through the calls below.
 //
-// Never a hang. Every collective here is started non-blocking (MPI_Iallreduce, MPI_Ibarrier ...)
-// and then waited for with a deadline: MPI itself waits forever for a rank that died or hangs,
-// so each wait polls MPI_Test and, past `timeout_s`, prints which call on which rank gave up and
-// aborts the whole job (MPI_Abort: mpirun then stops every rank with a non-zero exit). A rank
-// that crashes is seen by mpirun itself, which stops the others.
+// Never a hang. MPI itself waits forever for a rank that died or hangs. A blocking call here
+// (barrier, allreduce_sum, ...) is MPI's own blocking call, which runs MPI's best algorithms,
+// under a deadline: a watchdog thread that never calls MPI ends the process with an error
+// naming the call if it has not returned within `timeout_s`, and mpirun then stops every rank.
+// A non-blocking collective is polled (MPI_Test) until done or past the deadline, then the job
+// is aborted (MPI_Abort) with the same kind of message. A rank that crashes is seen by mpirun
+// itself, which stops the others.
 //
 // Progress. Open MPI moves a non-blocking collective's bytes only while some MPI call runs on
 // the rank (there is no progress thread by default), so a collective started during backward
@@ -58,8 +60,7 @@ class Comm {
   // The machine this rank runs on (MPI_Get_processor_name).
   const std::string& host() const { return host_; }
 
-  // Blocking collectives (each a non-blocking one waited for with the deadline). `what` names the
-  // call in a timeout's message.
+  // Blocking collectives under the deadline. `what` names the call in a timeout's message.
   void barrier(const char* what = "barrier");
   void allreduce_sum(float* data, int64_t n, const char* what = "allreduce");
   void allreduce_sum(double* data, int64_t n, const char* what = "allreduce");

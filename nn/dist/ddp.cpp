@@ -20,6 +20,22 @@ Tensor make_flat(int64_t numel) {
 
 }  // namespace
 
+template <class T>
+void allreduce_profiled(Comm& comm, T* data, int64_t n, const char* what) {
+  profiler::PhaseGuard phase(profiler::Phase::communication);
+  const int64_t t0 = profiler::now_ns();
+  {
+    detail::OpRecordScope rec("allreduce", "mpi", Device::cpu, {}, [&] {
+      return profiler::allreduce_cost(n, comm.size(), static_cast<int64_t>(sizeof(T)));
+    });
+    comm.allreduce_sum(data, n, what);
+  }
+  profiler::record_collective("allreduce", t0, profiler::now_ns(),
+                              n * static_cast<int64_t>(sizeof(T)), comm.size());
+}
+template void allreduce_profiled(Comm&, float*, int64_t, const char*);
+template void allreduce_profiled(Comm&, double*, int64_t, const char*);
+
 GradSync::GradSync(Comm& comm, std::vector<Tensor> params, DdpOptions options)
     : comm_(comm), params_(std::move(params)), options_(options) {
   std::vector<int64_t> numels;
@@ -97,70 +113,74 @@ void GradSync::start_ready_buckets() {
   }
 }
 
+void GradSync::copy_into_bucket(size_t b) {
+  const Bucket& bucket = buckets_[b];
+  float* flat = flat_.data<float>();
+  // g / N, so that the sum the allreduce makes is already the mean: one pass instead of a copy
+  // and a later scaling pass. For N a power of two the division is exact (an exponent change),
+  // so the result has the same bits as dividing the sum.
+  const float inv = 1.0f / static_cast<float>(comm_.size());
+  detail::OpRecordScope rec("bucket_copy", "", Device::cpu, {}, [&] {
+    return profiler::Cost{bucket.numel, 0, 2 * bucket.numel * 4};  // a multiply, read and write
+  });
+  for (int i : bucket.params) {
+    const Tensor& p = params_[static_cast<size_t>(i)];
+    float* dst = flat + offset_of_[static_cast<size_t>(i)];
+    const int64_t n = p.numel();
+    const Tensor g = p.grad();
+    if (!g.defined()) {
+      std::memset(dst, 0, static_cast<size_t>(n) * sizeof(float));  // no gradient reached it
+      continue;
+    }
+    const Tensor gc = g.contiguous();
+    const float* src = gc.data<float>();
+#pragma omp simd
+    for (int64_t k = 0; k < n; ++k) dst[k] = src[k] * inv;
+  }
+}
+
 void GradSync::start_bucket(size_t b) {
   const Bucket& bucket = buckets_[b];
   profiler::PhaseGuard phase(profiler::Phase::communication);
-  float* flat = flat_.data<float>();
-  {
-    detail::OpRecordScope rec("bucket_copy", "", Device::cpu, {}, [&] {
-      return profiler::Cost{0, 0, 2 * bucket.numel * 4};  // read and write each gradient once
-    });
-    for (int i : bucket.params) {
-      const Tensor& p = params_[static_cast<size_t>(i)];
-      float* dst = flat + offset_of_[static_cast<size_t>(i)];
-      const Tensor g = p.grad();
-      if (!g.defined()) {
-        std::memset(dst, 0, static_cast<size_t>(p.numel()) * sizeof(float));  // no gradient
-      } else {
-        const Tensor gc = g.contiguous();
-        std::memcpy(dst, gc.data<float>(), static_cast<size_t>(p.numel()) * sizeof(float));
-      }
-    }
+  copy_into_bucket(b);
+  float* data = flat_.data<float>() + bucket.offset;
+  ++stats_.buckets;
+  if (in_backward_) ++stats_.buckets_during_backward;
+  stats_.bytes += bucket.numel * 4;
+  if (!options_.overlap) {
+    // After backward, one bucket after the other: MPI's blocking allreduce (its fastest).
+    allreduce_profiled(comm_, data, bucket.numel, "allreduce of a gradient bucket");
+    return;
   }
   detail::OpRecordScope rec("allreduce", "mpi", Device::cpu, {}, [&] {
     return profiler::allreduce_cost(bucket.numel, comm_.size(), 4);
   });
   started_ns_[b] = profiler::now_ns();
-  requests_[b] = comm_.start_allreduce_sum(flat + bucket.offset, bucket.numel,
-                                           "allreduce of a gradient bucket");
-  ++stats_.buckets;
-  if (in_backward_) ++stats_.buckets_during_backward;
-  stats_.bytes += bucket.numel * 4;
+  requests_[b] = comm_.start_allreduce_sum(data, bucket.numel, "allreduce of a gradient bucket");
 }
 
 void GradSync::finish() {
   in_backward_ = false;
+  const int64_t t0 = profiler::now_ns();
   // Buckets not started during backward (all of them without overlap; with it, those whose
   // leaves no outermost backward reported): every one is complete now.
   for (size_t b = next_to_start_; b < buckets_.size(); ++b) pending_[b] = 0;
   start_ready_buckets();
-  {
+  bool in_flight = false;
+  for (const Request& r : requests_) in_flight = in_flight || r.active();
+  if (in_flight) {
     profiler::PhaseGuard phase(profiler::Phase::communication);
     detail::OpRecordScope rec("allreduce_wait", "mpi", Device::cpu, {},
                               [] { return profiler::Cost{}; });
-    const int64_t t0 = profiler::now_ns();
     for (size_t b = 0; b < buckets_.size(); ++b) {
       if (!requests_[b].active()) continue;
       comm_.wait(requests_[b]);
       profiler::record_collective("allreduce", started_ns_[b], profiler::now_ns(),
                                   buckets_[b].numel * 4, comm_.size());
     }
-    stats_.wait_ns = profiler::now_ns() - t0;
   }
-  // The mean: the sum over ranks divided by N, then each .grad a view of its slice.
-  {
-    profiler::PhaseGuard phase(profiler::Phase::communication);
-    Tensor scaled = flat_;
-    {
-      detail::OpRecordScope rec("grad_average", "", Device::cpu, {&scaled}, [&] {
-        return profiler::Cost{scaled.numel(), 0, 2 * scaled.nbytes()};  // one multiply each
-      });
-      const float inv = 1.0f / static_cast<float>(comm_.size());
-      float* f = flat_.data<float>();
-      const int64_t n = flat_.numel();
-      for (int64_t i = 0; i < n; ++i) f[i] *= inv;
-    }
-  }
+  stats_.wait_ns = profiler::now_ns() - t0;
+  // The buckets now hold the mean (each rank sent g / N): each .grad becomes a view of its slice.
   flat_.bump_version();
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];

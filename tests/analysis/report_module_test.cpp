@@ -129,6 +129,23 @@ TEST_CASE("module icicle: recompute time (activation checkpointing) gets its own
   CHECK(std::string(html::phase_class("recompute")) == "rec");
 }
 
+TEST_CASE("module icicle: communication time (data-parallel sync) gets its own icicle") {
+  json doc = base_profile();
+  json block = module("model", 1, 2, 4);
+  block["comm_ns"] = 3e6;
+  doc["modules"] = json::array({block});
+  const html::ProfileData p = html::read_profile(doc);
+  REQUIRE(p.modules.size() == 1);
+  CHECK(p.modules[0].comm_ns == 3e6);
+  CHECK(html::read_profile(three_modules()).modules[1].comm_ns == 0);  // older files: none
+  const html::Section s = html::module_view(p);
+  CHECK(has(s.body, "</title>communication</text>"));
+  CHECK(has(s.body, "class=\"comm\""));
+  CHECK(has(s.body, "<i class=\"comm\"></i>communication"));
+  CHECK(has(s.body, "communication 3.000 ms"));  // the tooltip
+  CHECK(std::string(html::phase_class("communication")) == "comm");
+}
+
 TEST_CASE("module icicle: a note for an older profile and for one with no time") {
   const html::Section old = html::module_view(html::read_profile(base_profile()));
   CHECK(has(old.body, "class=\"note\""));

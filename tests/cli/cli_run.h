@@ -75,6 +75,39 @@ inline RunResult run_prism(const std::string& args, const fs::path& dir,
   return r;
 }
 
+// Runs a shell command line in `dir` ({prism} stands for the quoted prism binary), capturing
+// as run_prism does.
+inline RunResult run_shell(std::string cmd_line, const fs::path& dir) {
+  const std::string bin = "'" + prism_binary() + "'";
+  for (size_t at = cmd_line.find("{prism}"); at != std::string::npos;
+       at = cmd_line.find("{prism}", at + bin.size())) {
+    cmd_line.replace(at, 7, bin);
+  }
+  const fs::path out = dir / ".stdout", err = dir / ".stderr";
+  const std::string cmd = "cd '" + dir.string() + "' && " + cmd_line + " > '" + out.string() +
+                          "' 2> '" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exited = status != -1 && WIFEXITED(status);
+  r.code = r.exited ? WEXITSTATUS(status) : -1;
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+// The mpirun options every test launch needs: as root Open MPI refuses to start without
+// --allow-run-as-root (harmless otherwise); --oversubscribe lets 2 ranks start on a 1-core
+// machine. `timeout` stops a launch that would hang (a failure, not a wait).
+inline const char* kMpirun = "timeout 120 mpirun --allow-run-as-root --oversubscribe";
+
+// `env mpirun -np N prism ARGS` in `dir`.
+inline RunResult run_mpi(int ranks, const std::string& args, const fs::path& dir,
+                         const std::string& env = "") {
+  return run_shell((env.empty() ? "" : "env " + env + " ") + std::string(kMpirun) + " -np " +
+                       std::to_string(ranks) + " {prism} " + args,
+                   dir);
+}
+
 inline bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
