@@ -144,8 +144,13 @@ PredictResult run_predict(dist::Comm& comm, const PredictSetup& s, const dist::A
   // The step waits for the slowest rank's gradients.
   const double compute_ns = *std::max_element(p.compute_ns.begin(), p.compute_ns.end());
   // For comparison, one process at the global batch: rank 0, while the others wait.
+  // The others wait for rank 0's solo measurement, as long as it takes (a large model's cold
+  // call alone can pass --timeout): no deadline, as a rank that dies is still seen by mpirun.
   if (comm.rank() == 0) p.single_ns = median_step_ns(s.bench, s.global_batch);
-  comm.barrier("predict: one process at the global batch (raise --timeout for a slow model)");
+  {
+    dist::WithoutDeadline no_deadline(comm);
+    comm.barrier("predict: one process at the global batch");
+  }
 
   for (const dist::Bucket& b : dist::plan_buckets(s.numels, s.bucket_bytes)) {
     p.bucket_bytes.push_back(b.numel * 4);
@@ -170,7 +175,13 @@ std::string format_sizes(const dist::CollectivesResult& r) {
            fmt::format("{:.3f}", s.busbw_gbs)});
   }
   out += t.str("  ");
-  out += "  algbw = bytes / time; busbw = algbw * 2(n-1)/n, what each rank's links carried\n\n";
+  out += "  algbw = bytes / time; busbw = algbw * 2(n-1)/n, what each rank's links carried\n";
+  if (r.ranks == 1) {
+    out +=
+        "  one rank: an allreduce moves no data, so these times are MPI's call overhead and the "
+        "fit's bandwidth means nothing; run under mpirun -np 2 or more\n";
+  }
+  out += "\n";
   if (r.fit.n == 0) {
     out += "alpha-beta fit: needs two message sizes or more\n";
     return out;
@@ -203,9 +214,12 @@ std::string format_prediction(const CollectivesCliOptions& o, const PredictSetup
       "  compute T_c   {:>10}   training step at batch {}, median, slowest rank "
       "(ranks: {})\n",
       ms(st.compute_s), p.local_batch, per_rank);
-  out += fmt::format("  gradients     {:>10}   {} parameters x 4 B in {} buckets of at most {}\n",
-                     analysis::format_bytes(st.gradient_bytes), s.parameters, st.buckets,
-                     size_label(s.bucket_bytes));
+  const std::string bucket_plan =
+      s.bucket_bytes > 0 ? fmt::format("{} bucket{} of at most {}", st.buckets,
+                                       st.buckets == 1 ? "" : "s", size_label(s.bucket_bytes))
+                         : std::string("one bucket");
+  out += fmt::format("  gradients     {:>10}   {} parameters x 4 B in {}\n",
+                     analysis::format_bytes(st.gradient_bytes), s.parameters, bucket_plan);
   out += fmt::format("  comm T_m      {:>10}   sum over buckets of alpha + bytes / bandwidth\n",
                      ms(st.comm_s));
   out += fmt::format("  no overlap    {:>10}   T_c + T_m\n", ms(st.no_overlap_s));

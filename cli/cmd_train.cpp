@@ -94,10 +94,19 @@ TrainRun set_up(const TrainOptions& o, dist::Comm* comm) {
     check_same_config(*comm, ddp_config(o, data.name, data.train->size(), run.batch, run.lr,
                                         run.opt_name, run.steps, *run.model));
     dist::DdpOptions d;
-    d.bucket_bytes = static_cast<int64_t>(o.bucket_mb * 1024 * 1024);
+    // A positive size below one byte is still a size (one parameter per bucket), not 0 (one
+    // bucket for everything).
+    d.bucket_bytes =
+        o.bucket_mb > 0 ? std::max<int64_t>(1, static_cast<int64_t>(o.bucket_mb * 1024 * 1024)) : 0;
     d.overlap = !o.no_overlap;
     run.sync = std::make_unique<dist::GradSync>(*comm, run.model->parameters(), d);
     run.sync->broadcast_parameters();
+    // Each rank its own random stream from here on (dropout masks): with the same seed every
+    // rank would drop the same units of its shard, which one process at the global batch never
+    // does. Rank 0 keeps the plain run's stream, so -np 1 trains exactly as without --ddp.
+    if (comm->rank() != 0) {
+      manual_seed(o.seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(comm->rank())));
+    }
   }
   std::printf(
       "training %s (%lld parameters) on %s: %lld examples, batch %lld, %s lr %g (schedule %s), "

@@ -114,6 +114,10 @@ void check_same_config(dist::Comm& comm, const std::string& config) {
 
 std::string merged_rank_trace(dist::Comm& comm, const profiler::Profile& profile,
                               const std::string& trace) {
+  // Rank 0 gets here after its evaluation and checkpoint, which it runs alone for as long as
+  // they take (a transformer's sample, a large test set), while the others wait here: not a
+  // dead rank, so not under --ddp-timeout (a rank that dies is still seen by mpirun).
+  dist::WithoutDeadline no_deadline(comm);
   // Each rank's session start on the machine's monotonic clock: rank r's offset to rank 0's.
   const std::vector<uint64_t> starts =
       comm.allgather(static_cast<uint64_t>(profile.recording.start_ns), "trace clock");

@@ -15,6 +15,9 @@
 //   the loss and the correct count are summed across ranks (one small allreduce), so the
 //   progress line, the divergence check and the learning-rate schedule see the global batch.
 // - Every --check-every steps, and after the last, the weights' checksums are compared.
+//   Buffers that are not parameters (BatchNorm's running statistics) are each rank's own, from
+//   its own shards, and not compared; rank 0's are the ones evaluated and saved. Each rank draws
+//   its own dropout masks (rank 0 the plain run's stream).
 // - Rank 0 alone evaluates and saves; every rank profiles its window, and rank 0 writes one
 //   trace with a process row per rank (--trace).
 //
@@ -53,6 +56,7 @@ void check_same_config(dist::Comm& comm, const std::string& config);
 // a process row per rank, on rank 0's clock (a collective; "" on other ranks). The ranks' clocks
 // are the machine's monotonic clock, so on one machine each rank's offset is the difference of
 // the sessions' starts; across machines they would need aligning (not done: stated in the trace).
+// Without the --ddp-timeout deadline: the other ranks wait here for rank 0's evaluation.
 std::string merged_rank_trace(dist::Comm& comm, const profiler::Profile& profile,
                               const std::string& trace);
 

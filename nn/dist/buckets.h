@@ -20,9 +20,9 @@ namespace prism::dist {
 // The default bucket: 1 MiB of float32 gradients (262,144 of them), used by `prism train --ddp`
 // and planned with by `prism bench collectives --predict`. PyTorch's DDP takes 25 MB; prism's
 // models are small (the MLP's gradients are 1.08 MB), and a bucket as large as the model would
-// leave nothing to overlap: at 1 MiB the MLP's last three layers (268 kB) travel while the first
-// layer's weight gradient (803 kB) is computed. Large enough that alpha (tens of microseconds)
-// is a small part of a full bucket's time on one machine.
+// leave nothing to overlap: at 1 MiB the MLP's last layers (274 kB) travel while the first
+// layer's weight gradient (803 kB) is computed. Large enough that the latency alpha (3 us between
+// two ranks on one machine, docs/PERFORMANCE.md) is a small part of a full bucket's 200 us.
 inline constexpr int64_t kDefaultBucketBytes = int64_t{1} << 20;
 
 struct Bucket {

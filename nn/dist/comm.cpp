@@ -3,10 +3,12 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -65,9 +67,9 @@ class Watchdog {
       if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && armed_ &&
           deadline_ == deadline) {
         std::fprintf(stderr,
-                     "prism: rank %d: %s: no answer from the other ranks within %d s (a rank died, "
+                     "prism: rank %d: %s: no answer from the other ranks within %g s (a rank died, "
                      "hangs, or runs a different number of steps); stopping\n",
-                     rank_, what_, static_cast<int>(timeout_s_));
+                     rank_, what_, timeout_s_);
         std::fflush(stderr);
         std::_Exit(1);
       }
@@ -89,13 +91,20 @@ Watchdog& watchdog() {
   return w;
 }
 
-// Arms the watchdog for the scope of one blocking call.
+// Arms the watchdog for the scope of one blocking call (not at all for an infinite timeout).
 class Deadline {
  public:
-  Deadline(int rank, const char* what, double timeout_s) { watchdog().arm(rank, what, timeout_s); }
-  ~Deadline() { watchdog().disarm(); }
+  Deadline(int rank, const char* what, double timeout_s) : armed_(std::isfinite(timeout_s)) {
+    if (armed_) watchdog().arm(rank, what, timeout_s);
+  }
+  ~Deadline() {
+    if (armed_) watchdog().disarm();
+  }
   Deadline(const Deadline&) = delete;
   Deadline& operator=(const Deadline&) = delete;
+
+ private:
+  bool armed_;
 };
 
 // The requests in flight, by slot. A slot stays taken until its owner sees it done (poll or
@@ -121,6 +130,13 @@ int take_slot(MPI_Request r) {
   }
   t.push_back({r, true, false});
   return static_cast<int>(t.size() - 1);
+}
+
+// "0.5", "60": a timeout as the user gave it.
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 // MPI counts are ints: a message past 2^31 - 1 elements is refused here, not truncated.
@@ -177,13 +193,18 @@ void Comm::abort(const std::string& message, int code) {
   std::_Exit(code);  // MPI_Abort does not return; if it did, this rank still stops
 }
 
+WithoutDeadline::WithoutDeadline(Comm& comm) : comm_(comm), saved_(comm.timeout_s()) {
+  comm_.set_timeout(std::numeric_limits<double>::infinity());
+}
+
+WithoutDeadline::~WithoutDeadline() {
+  comm_.set_timeout(saved_);
+}
+
 void Comm::finalize() {
   if (!g_initialised) return;
-  {
-    // Open MPI's finalize waits for every rank to get there.
-    Deadline deadline(rank_, "finalize", timeout_s_);
-    MPI_Finalize();
-  }
+  // No deadline (comm.h): the ranks that get here first wait for rank 0's reports.
+  MPI_Finalize();
   g_initialised = false;
 }
 
@@ -209,13 +230,16 @@ bool Comm::poll(Request& r) {
 }
 
 void Comm::wait(Request& r) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(timeout_s_);
+  // (An infinite timeout is never compared, and its time_point is not formed: it would overflow.)
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::isfinite(timeout_s_) ? timeout_s_ : 0));
   int spins = 0;
   while (!poll(r)) {
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (std::isfinite(timeout_s_) && std::chrono::steady_clock::now() > deadline) {
       abort(std::string(r.what_) + ": no answer from the other ranks within " +
-            std::to_string(static_cast<int>(timeout_s_)) +
+            seconds_text(timeout_s_) +
             " s (a rank died, hangs, or runs a different number of steps); stopping every rank");
     }
     // Spin a little (a collective on one machine completes in microseconds), then yield the

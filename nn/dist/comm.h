@@ -44,11 +44,28 @@ class Request {
   const char* what_ = "";
 };
 
+class Comm;
+
+// Lifts the deadline of `comm` for its lifetime: for collectives that wait on one rank's solo
+// work of unbounded length (rank 0's evaluation and checkpoint before the trace is gathered),
+// which is not a sign of a dead or hung rank. The previous deadline is back afterwards.
+class WithoutDeadline {
+ public:
+  explicit WithoutDeadline(Comm& comm);
+  ~WithoutDeadline();
+  WithoutDeadline(const WithoutDeadline&) = delete;
+  WithoutDeadline& operator=(const WithoutDeadline&) = delete;
+
+ private:
+  Comm& comm_;
+  double saved_;
+};
+
 class Comm {
  public:
   // The communicator of all ranks (MPI_COMM_WORLD), initialising MPI on the first call. Throws a
   // prism::Error when the process was not started by an MPI launcher (launched_by_mpi()).
-  // `timeout_s` bounds every wait on the other ranks (default 60 s).
+  // `timeout_s` bounds every wait on the other ranks (default 60 s; infinity: no deadline).
   static Comm& world(double timeout_s = 60);
   // Whether world() has initialised MPI in this process.
   static bool initialised();
@@ -81,7 +98,11 @@ class Comm {
 
   // Prints "prism: rank R: message" to stderr and stops every rank (MPI_Abort), exit `code`.
   [[noreturn]] void abort(const std::string& message, int code = 1);
-  // Ends MPI in this process (MPI_Finalize); world() may not be called again.
+  // Ends MPI in this process (MPI_Finalize); world() may not be called again. Open MPI's
+  // finalize waits for every rank to get there, and ranks get there when their own work is done:
+  // rank 0 of a training run first evaluates, saves and writes its reports alone, for as long as
+  // that takes. So this wait has no deadline (a rank that dies meanwhile is seen by mpirun,
+  // which stops the others).
   void finalize();
 
  private:

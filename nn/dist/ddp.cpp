@@ -46,6 +46,11 @@ GradSync::GradSync(Comm& comm, std::vector<Tensor> params, DdpOptions options)
                   " on " + device_name(p.device()) +
                   "; data parallelism here averages float32 gradients on the cpu");
     }
+    if (!p.is_contiguous()) {
+      throw Error("--ddp: parameter " + std::to_string(i) + " " + p.shape().str() +
+                  " is not contiguous; the broadcast and the buckets read parameters as flat "
+                  "arrays");
+    }
     numels.push_back(p.numel());
   }
   buckets_ = plan_buckets(numels, options_.bucket_bytes);
@@ -162,8 +167,9 @@ void GradSync::start_bucket(size_t b) {
 void GradSync::finish() {
   in_backward_ = false;
   const int64_t t0 = profiler::now_ns();
-  // Buckets not started during backward (all of them without overlap; with it, those whose
-  // leaves no outermost backward reported): every one is complete now.
+  // Buckets not started during backward (all of them without overlap; with it, any whose
+  // parameters the hook never reported, as a parameter no gradient reached): every one is
+  // complete now.
   for (size_t b = next_to_start_; b < buckets_.size(); ++b) pending_[b] = 0;
   start_ready_buckets();
   bool in_flight = false;

@@ -8,7 +8,9 @@
 // a leaf's count reaches zero, also for a leaf none of whose contributions carried a gradient
 // (its .grad is then unchanged). Only the outermost backward of a thread calls the hook: a
 // backward run from inside a node (activation checkpointing re-runs its block's backward) does
-// not count its leaves, which then are never reported (a DDP sends their bucket after backward).
+// not count leaves. A checkpointed block's parameters are still reported, by the outer backward:
+// the checkpoint node lists them as its inputs (nn/layers/checkpoint.cpp), so their edges are
+// counted there and done when that node has run its nested backward.
 //
 //   autograd::GradReadyHook hook([&](const TensorImpl& leaf) { ... });
 //   loss.backward();   // the hook runs on this thread, between backward's nodes

@@ -58,25 +58,8 @@ struct RunResult {
   std::string out, err;
 };
 
-// Runs `env prism args` in `dir`. `args` and `env` are shell text ("demo --steps 5",
-// "PRISM_THREADS=1").
-inline RunResult run_prism(const std::string& args, const fs::path& dir,
-                           const std::string& env = "") {
-  const fs::path out = dir / ".stdout", err = dir / ".stderr";
-  const std::string cmd = "cd '" + dir.string() + "' && " +
-                          (env.empty() ? "" : "env " + env + " ") + "'" + prism_binary() + "' " +
-                          args + " > '" + out.string() + "' 2> '" + err.string() + "'";
-  const int status = std::system(cmd.c_str());
-  RunResult r;
-  r.exited = status != -1 && WIFEXITED(status);
-  r.code = r.exited ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out);
-  r.err = read_file(err);
-  return r;
-}
-
-// Runs a shell command line in `dir` ({prism} stands for the quoted prism binary), capturing
-// as run_prism does.
+// Runs a shell command line in `dir` ({prism} stands for the quoted prism binary) and captures
+// its exit code, stdout and stderr.
 inline RunResult run_shell(std::string cmd_line, const fs::path& dir) {
   const std::string bin = "'" + prism_binary() + "'";
   for (size_t at = cmd_line.find("{prism}"); at != std::string::npos;
@@ -93,6 +76,13 @@ inline RunResult run_shell(std::string cmd_line, const fs::path& dir) {
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
+}
+
+// Runs `env prism args` in `dir`. `args` and `env` are shell text ("demo --steps 5",
+// "PRISM_THREADS=1").
+inline RunResult run_prism(const std::string& args, const fs::path& dir,
+                           const std::string& env = "") {
+  return run_shell((env.empty() ? "" : "env " + env + " ") + "{prism} " + args, dir);
 }
 
 // The mpirun options every test launch needs: as root Open MPI refuses to start without

@@ -58,6 +58,10 @@ const FlagRule kFlagRules[] = {
   {"machine", "--reps",          Act::Cap,      "3",  "", "with --fma-ms and --stream-mib: a quick measurement, which is never cached"},
   {"machine", "--fma-ms",        Act::Cap,      "5",  "", "(so the test never writes the machine cache)"},
   {"machine", "--stream-mib",    Act::Cap,      "16", "", "16 MiB arrays instead of 4 x L3 (up to 1 GiB each)"},
+  // `bench collectives` (under mpirun) has flags of its own, none of `bench MODEL`'s.
+  {"collectives", "--reps",      Act::Cap,      "5",  "", "bench collectives: 5 timed allreduces per size instead of 20 (all sizes, up to 64 MiB: under a second)"},
+  {"collectives", "--warmup",    Act::Cap,      "1",  "", "bench collectives: 1 untimed allreduce per size"},
+  {"collectives", "--duration",  Act::Cap,      "0.05", "", "bench collectives --predict: 50 ms of training steps per measurement (unused without --predict)"},
 };
 // clang-format on
 
@@ -83,6 +87,8 @@ const SkipRule kSkipRules[] = {
 
 const char* kNotBuilt = "is not built by default (prism_with_NAME: `prism check NAME` builds it)";
 const char* kNotPrism = "not a prism command";
+const char* kOversubscribe =
+    "--oversubscribe: a machine with fewer cores than ranks refuses to start them without it";
 
 std::vector<std::string> split_on(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -131,11 +137,63 @@ std::string smallest_size(const std::string& list) {
 }
 
 // One command between operators: its words, the index of its program (after VAR=value words).
+// A command an MPI launcher starts is a segment of its own (`launched`): the words before its
+// program are the launcher and its options (`mpirun -np 2`), or a later app context's (`: -np 1`).
 struct Segment {
   std::vector<Word> words;
   size_t program = 0;
+  bool launched = false;
   std::string prog() const { return program < words.size() ? words[program].value : ""; }
 };
+
+// `mpirun -np 2 build/prism train mlp --ddp` starts build/prism on 2 ranks: the rules look past
+// the launcher to the command it starts, at the first build/NAME after it (the words between are
+// the launcher's options), and past each `:` to the next (Open MPI's app contexts: `mpirun -np 1 A
+// : -np 1 B` runs A on rank 0 and B on rank 1). Without a build/NAME the segment runs nothing the
+// test knows (kNotPrism).
+bool is_launcher(const std::string& prog) {
+  const std::string b = base_name(prog);
+  return b == "mpirun" || b == "mpiexec";
+}
+
+// A launcher's segment as one segment per app context, each `:` appended to `joins` between them.
+// Adds --oversubscribe after the launcher when not given (kOversubscribe).
+std::vector<Segment> split_launch(Segment s, std::vector<Word>& joins,
+                                  std::vector<std::string>& changes) {
+  bool given = false;
+  for (const Word& w : s.words) given = given || w.value == "--oversubscribe";
+  if (!given) {
+    s.words.insert(s.words.begin() + static_cast<std::ptrdiff_t>(s.program) + 1,
+                   Word{"--oversubscribe", "--oversubscribe", false});
+    changes.push_back("added --oversubscribe");
+  }
+  std::vector<Segment> apps;
+  Segment app;
+  app.launched = true;
+  bool found = false;
+  auto close = [&] {
+    if (!found) app.program = app.words.size();  // no build/NAME: prog() is ""
+    apps.push_back(app);
+    app = Segment{};
+    app.launched = true;
+    found = false;
+  };
+  for (size_t i = 0; i < s.words.size(); ++i) {
+    const Word& w = s.words[i];
+    if (i > s.program && w.value == ":") {
+      close();
+      joins.push_back(w);
+      continue;
+    }
+    if (!found && i > s.program && w.value.rfind("build/", 0) == 0) {
+      app.program = app.words.size();
+      found = true;
+    }
+    app.words.push_back(w);
+  }
+  close();
+  return apps;
+}
 
 // Applies the flag rules to a prism segment whose subcommand is `sub`.
 void apply_flag_rules(Segment& seg, const std::string& sub, std::vector<std::string>& changes) {
@@ -201,7 +259,7 @@ std::string skip_reason(const std::vector<Segment>& segs, const Setup& setup) {
       if (r.match == Match::Program && base_name(prog) == r.what) return r.why;
     }
     if (prog.rfind("build/", 0) != 0) {
-      if (k == 0) return kNotPrism;
+      if (k == 0 || s.launched) return kNotPrism;
       continue;
     }
     if (!setup.bins.count(prog.substr(6))) return prog + " " + kNotBuilt;
@@ -254,6 +312,20 @@ Plan plan_command(const std::string& doc_command, const Setup& setup) {
       plan.changes.push_back("dropped time");
     }
   }
+  // Each launcher's segment split into the commands it starts; `joins` are the words between
+  // segments: the operators, and the launchers' `:`.
+  std::vector<Segment> expanded;
+  std::vector<Word> joins;
+  for (size_t k = 0; k < segs.size(); ++k) {
+    if (k > 0) joins.push_back(ops[k - 1]);
+    if (!is_launcher(segs[k].prog())) {
+      expanded.push_back(segs[k]);
+      continue;
+    }
+    for (Segment& app : split_launch(segs[k], joins, plan.changes)) expanded.push_back(app);
+  }
+  segs = std::move(expanded);
+  ops = std::move(joins);
   plan.skip_reason = skip_reason(segs, setup);
   if (!plan.skip_reason.empty()) return plan;
 
@@ -272,8 +344,12 @@ Plan plan_command(const std::string& doc_command, const Setup& setup) {
       const bool json_inputs =
           s.program + 2 < s.words.size() && s.words[s.program + 2].value.size() > 5 &&
           s.words[s.program + 2].value.rfind(".json") == s.words[s.program + 2].value.size() - 5;
+      const std::string sub2 = s.program + 2 < s.words.size() ? s.words[s.program + 2].value : "";
       if (prog == "build/prism") {
-        apply_flag_rules(s, sub == "compare" && json_inputs ? "compare files" : sub, plan.changes);
+        const std::string rules_for = sub == "compare" && json_inputs           ? "compare files"
+                                      : sub == "bench" && sub2 == "collectives" ? "collectives"
+                                                                                : sub;
+        apply_flag_rules(s, rules_for, plan.changes);
       }
       const std::string bin = setup.bins.at(prog.substr(6));
       s.words[s.program] = {shell_quote(bin), bin, false};
@@ -318,6 +394,9 @@ std::string describe_rules() {
   }
   s += "always: build/NAME -> the built binary; `time` and `| less` dropped; paths in the source "
        "tree made absolute\n";
+  s += "mpirun/mpiexec: the rules apply to each build/NAME it starts (after its options and after "
+       "each `:`); ";
+  s += std::string(kOversubscribe) + ", so it is added\n";
   s += "skipped:\n";
   for (const SkipRule& r : kSkipRules) {
     const char* kind = r.match == Match::Program      ? "program"

@@ -182,6 +182,56 @@ TEST_CASE("docs_check: the flag rules make a command cheap and say what they did
   CHECK(p.changes.empty());
 }
 
+TEST_CASE("docs_check: an MPI launcher's commands get the rules of the prism command it starts") {
+  const Setup s = setup();
+  // The launcher and its options stay; the launched command is made cheap; --oversubscribe lets
+  // 2 ranks start on a 1-core machine.
+  Plan p = plan_command("mpirun -np 2 build/prism train mlp --ddp --batch 128 --steps 300", s);
+  REQUIRE(p.run);
+  CHECK(p.command ==
+        "mpirun --oversubscribe -np 2 '/b/prism' train mlp --ddp --batch 128 --steps 8");
+  CHECK(p.changes == std::vector<std::string>{"added --oversubscribe", "--steps 300 -> 8"});
+  p = plan_command("mpiexec --oversubscribe -n 2 build/prism train cnn --ddp", s);
+  CHECK(p.command == "mpiexec --oversubscribe -n 2 '/b/prism' train cnn --ddp --steps 8");
+
+  // A variable before the launcher, an operator after it.
+  p = plan_command(
+      "PRISM_DDP_FAULT=1:3:hang mpirun -np 2 build/prism train mlp --ddp --steps 30 "
+      "--ddp-timeout 2; echo \"exit $?\"",
+      s);
+  CHECK(
+      p.command ==
+      "PRISM_DDP_FAULT=1:3:hang mpirun --oversubscribe -np 2 '/b/prism' train mlp --ddp --steps 8 "
+      "--ddp-timeout 2; echo \"exit $?\"");
+
+  // App contexts: each command after a `:` is rewritten too, its flags added before the `:`.
+  p = plan_command(
+      "mpirun -np 1 build/prism train mlp --ddp : -np 1 build/prism train mlp --ddp --lr 0.1", s);
+  CHECK(
+      p.command ==
+      "mpirun --oversubscribe -np 1 '/b/prism' train mlp --ddp --steps 8 : -np 1 '/b/prism' train "
+      "mlp --ddp --lr 0.1 --steps 8");
+
+  // bench collectives: its own rules (fewer repetitions, a short --predict), none of bench MODEL's.
+  p = plan_command("mpirun -np 2 build/prism bench collectives --predict mlp", s);
+  CHECK(
+      p.command ==
+      "mpirun --oversubscribe -np 2 '/b/prism' bench collectives --predict mlp --reps 5 --warmup 1 "
+      "--duration 0.05");
+  p = plan_command("mpirun -np 2 build/prism bench collectives --reps 3", s);
+  CHECK(p.command ==
+        "mpirun --oversubscribe -np 2 '/b/prism' bench collectives --reps 3 --warmup 1 --duration "
+        "0.05");
+
+  // What the launcher starts decides: another program, or a prism command on the skip list.
+  CHECK(plan_command("mpirun -np 2 hostname", s).skip_reason == "not a prism command");
+  CHECK(plan_command("mpirun -np 2 build/prism train mlp --ddp : -np 1 hostname", s).skip_reason ==
+        "not a prism command");
+  CHECK_FALSE(plan_command("mpirun -np 2 build/prism check relu", s).run);
+  CHECK_FALSE(plan_command("mpirun -np 2 build/prism train cnn --ddp --device cuda", s).run);
+  CHECK(describe_rules().find("mpirun") != std::string::npos);
+}
+
 TEST_CASE("docs_check: what cannot run on a CI machine is skipped, with the reason") {
   const Setup s = setup();
   CHECK(plan_command("build/prism lab matmul --device cuda --sizes 1024", s)
