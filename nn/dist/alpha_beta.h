@@ -52,7 +52,9 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<
 // (compute_s + last_s). And the collectives run one after another, so the step is never shorter
 // than comm_s either. It is a bound, not an estimate: on a CPU, Open MPI moves a non-blocking
 // allreduce's bytes only when the rank polls it (nn/dist/comm.h), with the same core that runs
-// backward, so the real step lies between the two figures.
+// backward, so the real step sits near the no-overlap figure. Both leave out the copies into the
+// buckets and each step's wait for the slower rank: the MLP's measured step was 19% above the
+// no-overlap figure, the CNN's 4% (docs/PERFORMANCE.md, "Data parallelism over MPI").
 struct StepPrediction {
   double compute_s = 0;
   double comm_s = 0;
