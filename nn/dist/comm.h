@@ -91,7 +91,8 @@ class Comm {
 
   // Non-blocking allreduce (sum, in place) of n floats: start it, then poll() or wait().
   Request start_allreduce_sum(float* data, int64_t n, const char* what = "allreduce");
-  // Moves every started collective along (MPI_Test on each); true when `r` has completed.
+  // Moves every started collective along (one MPI_Test runs MPI's progress engine for all of
+  // them); true when `r` has completed.
   bool poll(Request& r);
   // Waits for `r` with the deadline.
   void wait(Request& r);

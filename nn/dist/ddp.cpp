@@ -197,7 +197,7 @@ void GradSync::finish() {
 }
 
 uint64_t GradSync::weights_checksum() const {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64-bit
+  uint64_t h = 14695981039346656037ull;  // FNV-1a, 64-bit: the offset basis, then per byte
   for (const Tensor& p : params_) {
     const Tensor c = p.contiguous();
     const auto* bytes = reinterpret_cast<const unsigned char*>(c.data<float>());

@@ -77,8 +77,8 @@ class GradSync {
   // After backward: every bucket allreduced and averaged, each .grad the averaged gradient.
   void finish();
 
-  // A 64-bit FNV-1a hash of every parameter's bytes: equal on every rank exactly when the
-  // weights are bit for bit the same.
+  // A 64-bit FNV-1a hash of every parameter's bytes: the same on every rank when the weights
+  // are bit for bit the same; weights that differ collide with odds of about 2^-64.
   uint64_t weights_checksum() const;
   // Compares the checksums of all ranks (a collective: every rank calls it at the same step) and
   // throws an Error naming the ranks that differ from rank 0.
