@@ -68,12 +68,61 @@ double fused_row(const CrossEntropyArgs<T>& a, int64_t r) {
   return (static_cast<double>(ms.max) - static_cast<double>(picked)) + log_s;
 }
 
+// Narrow rows (a classifier's [batch, 10] logits): a row is shorter than one vector, so the
+// per-row loops above run their scalar remainders and a row costs about 130 ns (the 64 x 10
+// logits of the MLP's step took 8.8 us, longer than the composed variant's 5.2 us). Instead a
+// block of rows is handled as one flat array: each row's max, then x - max for the whole block
+// into a buffer, one vectorised exp over it, and each row's sum of its own entries. Same special
+// values as online_max_sum: a row of -inf has max -inf and sum 0, a +inf or NaN makes the sum
+// NaN. Measured (`prism lab cross_entropy --sizes 64x10`, 1 thread, 2026-11-26): 8.8 -> 1.3 us,
+// now 3.9x the composed variant; 128 x 10 2.6 us.
+constexpr int64_t kNarrowCols = 16;       // up to one AVX-512 vector of float32
+constexpr int64_t kNarrowBlockRows = 64;  // rows per block: a 4 KB buffer of float32
+
+template <class T>
+double fused_narrow_rows(const CrossEntropyArgs<T>& a, int64_t r0, int64_t r1) {
+  constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+  T shifted[kNarrowBlockRows * kNarrowCols];
+  T row_max[kNarrowBlockRows];
+  const int64_t cols = a.cols, st = a.col_stride;
+  double total = 0;
+  for (int64_t b0 = r0; b0 < r1; b0 += kNarrowBlockRows) {
+    const int64_t rows = std::min(kNarrowBlockRows, r1 - b0);
+    for (int64_t i = 0; i < rows; ++i) {
+      const T* x = a.logits + (b0 + i) * a.row_stride;
+      T m = kNegInf;
+      for (int64_t j = 0; j < cols; ++j) m = x[j * st] > m ? x[j * st] : m;
+      row_max[i] = m;
+      // A row of -inf adds nothing (exp(-inf) = 0), as in online_max_sum, not -inf - -inf.
+      T* s = shifted + i * cols;
+      for (int64_t j = 0; j < cols; ++j) s[j] = m == kNegInf ? kNegInf : x[j * st] - m;
+    }
+    const int64_t n = rows * cols;
+#pragma omp simd
+    for (int64_t k = 0; k < n; ++k) shifted[k] = kernel_exp(shifted[k]);
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t r = b0 + i;
+      T sum = 0;
+      for (int64_t j = 0; j < cols; ++j) sum += shifted[i * cols + j];
+      const double log_s = std::log(static_cast<double>(sum));
+      if (a.lse) a.lse[r] = static_cast<double>(row_max[i]) + log_s;
+      const T picked = a.logits[r * a.row_stride + a.target[r * a.target_stride] * st];
+      total += (static_cast<double>(row_max[i]) - static_cast<double>(picked)) + log_s;
+    }
+  }
+  return total;
+}
+
 template <class T>
 void cross_entropy_fused(const CrossEntropyArgs<T>& a) {
   // Rows over the threads, the row losses summed per chunk and the chunks added in order
   // (kernels/cpu/parallel.h): the same total on any thread count.
   double total = 0;
   parallel_rows_summing(a.rows, a.cols, 1, &total, [&](int64_t r0, int64_t r1, double* acc) {
+    if (a.cols <= kNarrowCols) {
+      *acc += fused_narrow_rows(a, r0, r1);
+      return;
+    }
     for (int64_t r = r0; r < r1; ++r) {
       *acc += a.col_stride == 1 ? fused_row<T, true>(a, r) : fused_row<T, false>(a, r);
     }

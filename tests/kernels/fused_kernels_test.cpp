@@ -215,10 +215,11 @@ std::pair<T, std::vector<double>> run_cross_entropy(const char* variant, const s
 
 TEST_CASE_TEMPLATE("cross_entropy fused agrees with composed, and backward is softmax - onehot", T,
                    float, double) {
-  for (int64_t cols : {1, 2, 10, 513, 1031}) {
+  // Narrow rows (cols <= 16) take their own path, in blocks of 64 rows: 70 rows cross a block.
+  for (int64_t cols : {1, 2, 10, 16, 17, 513, 1031}) {
     for (int64_t col_stride : {1, 2}) {
-      INFO("cols " << cols << " col_stride " << col_stride);
-      const int64_t rows = 7;
+      const int64_t rows = cols == 10 ? 70 : 7;
+      INFO("cols " << cols << " col_stride " << col_stride << " rows " << rows);
       std::vector<T> x = random_values<T>(static_cast<size_t>(rows * cols * col_stride), 9, -8, 8);
       ref::Rng rng(4);
       std::vector<int64_t> target(static_cast<size_t>(rows));
@@ -258,6 +259,28 @@ TEST_CASE_TEMPLATE("cross_entropy fused agrees with composed, and backward is so
       CHECK(first_mismatch(d, expect, sizeof(T) == 4 ? 1e-5 : 1e-12,
                            sizeof(T) == 4 ? 1e-7 : 1e-15) == -1);
     }
+  }
+}
+
+// The narrow-row path keeps the special values of the online one: a row of -inf has
+// lse = -inf (a sum of 0, not NaN from -inf - -inf), +inf or NaN anywhere make lse NaN, and a
+// finite row next to them is untouched.
+TEST_CASE_TEMPLATE("cross_entropy fused: special values in narrow and wide rows", T, float,
+                   double) {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  for (int64_t cols : {4, 600}) {
+    INFO("cols " << cols);
+    std::vector<T> x(static_cast<size_t>(4 * cols), T(0.5));
+    for (int64_t j = 0; j < cols; ++j) x[static_cast<size_t>(j)] = -inf;  // row 0: all -inf
+    x[static_cast<size_t>(cols + 1)] = inf;                               // row 1: one +inf
+    x[static_cast<size_t>(2 * cols + 2)] = nan;                           // row 2: one NaN
+    const std::vector<int64_t> target = {0, 0, 0, 3};
+    auto [loss, lse] = run_cross_entropy<T>("fused", x, target, 4, cols, 1);
+    CHECK(lse[0] == -std::numeric_limits<double>::infinity());
+    CHECK(std::isnan(lse[1]));
+    CHECK(std::isnan(lse[2]));
+    CHECK(lse[3] == doctest::Approx(0.5 + std::log(static_cast<double>(cols))).epsilon(1e-6));
+    CHECK(std::isnan(loss));
   }
 }
 
