@@ -68,26 +68,28 @@ double fused_row(const CrossEntropyArgs<T>& a, int64_t r) {
   return (static_cast<double>(ms.max) - static_cast<double>(picked)) + log_s;
 }
 
-// Narrow rows (a classifier's [batch, 10] logits): a row is shorter than one vector, so the
-// per-row loops above run their scalar remainders and a row costs about 130 ns (the 64 x 10
-// logits of the MLP's step took 8.8 us, longer than the composed variant's 5.2 us). Instead a
-// block of rows is handled as one flat array: each row's max, then x - max for the whole block
-// into a buffer, one vectorised exp over it, and each row's sum of its own entries. Same special
-// values as online_max_sum: a row of -inf has max -inf and sum 0, a +inf or NaN makes the sum
-// NaN. Measured (`prism lab cross_entropy --sizes 64x10`, 1 thread, 2026-11-26): 8.8 -> 1.3 us,
-// now 3.9x the composed variant; 128 x 10 2.6 us.
-constexpr int64_t kNarrowCols = 16;       // up to one AVX-512 vector of float32
-constexpr int64_t kNarrowBlockRows = 64;  // rows per block: a 4 KB buffer of float32
+// Narrow rows (a classifier's [batch, 10] logits): the per-row loops above vectorise only rows
+// of 32 elements or more (GCC's vector body plus its epilogue), and a shorter row runs scalar at
+// about 100 ns (the 64 x 10 logits of the MLP's step took 8.8 us, longer than the composed
+// variant's 5.2 us). Instead a block of rows is handled as one flat array: each row's max, then
+// x - max for the whole block into a 4 KB buffer, one vectorised exp over it, and each row's sum
+// of its own entries. Same special values as online_max_sum: a row of -inf has max -inf and sum
+// 0, a +inf or NaN makes the sum NaN. Measured (`prism lab cross_entropy --variants fused`, 1
+// thread, 2026-11-26), online -> this: 64 x 10 8.8 -> 1.3 us, 64 x 17 6.1 -> 1.7 us, 64 x 31
+// 3.0 us either way; from 32 columns the online loops win (64 x 64: 3.8 against 5.9 us).
+constexpr int64_t kNarrowCols = 31;
+constexpr int64_t kNarrowBlock = 1024;  // elements per block: 4 KB of float32
 
 template <class T>
 double fused_narrow_rows(const CrossEntropyArgs<T>& a, int64_t r0, int64_t r1) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
-  T shifted[kNarrowBlockRows * kNarrowCols];
-  T row_max[kNarrowBlockRows];
+  T shifted[kNarrowBlock];
+  T row_max[kNarrowBlock];
   const int64_t cols = a.cols, st = a.col_stride;
+  const int64_t block_rows = kNarrowBlock / cols;
   double total = 0;
-  for (int64_t b0 = r0; b0 < r1; b0 += kNarrowBlockRows) {
-    const int64_t rows = std::min(kNarrowBlockRows, r1 - b0);
+  for (int64_t b0 = r0; b0 < r1; b0 += block_rows) {
+    const int64_t rows = std::min(block_rows, r1 - b0);
     for (int64_t i = 0; i < rows; ++i) {
       const T* x = a.logits + (b0 + i) * a.row_stride;
       T m = kNegInf;
