@@ -24,6 +24,7 @@ PERF_BENCH  ?= --batch 1,32 --threads 1 --duration 3
 
 # libFuzzer (`make fuzz`, tests/fuzz/): a clang build of its own with ASan + UBSan, CPU only, and
 # the packages only it needs. Each target runs FUZZ_SECONDS (CI: make fuzz FUZZ_SECONDS=20).
+# -O1 -gline-tables-only: the flags OSS-Fuzz builds its ASan fuzzers with.
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_SECONDS  ?= 300
 FUZZ_TARGETS  ?= safetensors idx text cli
@@ -32,6 +33,7 @@ FUZZ_PACKAGES := clang-14 libclang-rt-14-dev libomp-14-dev
 
 # ThreadSanitizer (`make tsan`): GCC with LLVM's OpenMP runtime and its Archer tool, which tells
 # TSan about OpenMP's synchronisation (cmake/Sanitizers.cmake says why libgomp cannot be used).
+# -O1 -g1, as for asan: compiling is most of the stage, and a report needs only file and line.
 # Only the threaded suites: the profiler's (threads_test.cpp), the kernel and tensor suites
 # (OpenMP kernels) and nn's (the data loader's prefetch thread). Any report fails the run.
 TSAN_BUILD    ?= build-tsan
@@ -99,7 +101,7 @@ asan: deps
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) $(FUZZ_PACKAGES)"
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DPRISM_FUZZ=ON -DPRISM_CUDA=OFF -DPRISM_BUILD_BENCH=OFF -DPRISM_BUILD_TESTS=OFF $(CMAKE_ARGS) \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" -DPRISM_FUZZ=ON -DPRISM_CUDA=OFF -DPRISM_BUILD_BENCH=OFF -DPRISM_BUILD_TESTS=OFF $(CMAKE_ARGS) \
 	  > $(FUZZ_BUILD).configure.log 2>&1 || { cat $(FUZZ_BUILD).configure.log; exit 1; }
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target prism_fuzz_targets
 	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -111,7 +113,7 @@ fuzz:
 tsan:
 	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) $(TSAN_PACKAGES)"
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_TSAN=ON -DPRISM_BUILD_BENCH=OFF \
-	  -DPRISM_CUDA=OFF $(CMAKE_ARGS)
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DPRISM_CUDA=OFF $(CMAKE_ARGS)
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(addprefix prism_tests_,$(TSAN_SUITES))
 	TSAN_OPTIONS="$(TSAN_RUN_OPTS)" ctest --test-dir $(TSAN_BUILD) --output-on-failure --no-tests=error \
 	  -j $(JOBS) -R "^($$(echo $(TSAN_SUITES) | tr ' ' '|')):"
