@@ -58,14 +58,21 @@ void cross_entropy_composed(const CrossEntropyArgs<T>& a) {
   a.loss[0] = static_cast<T>(total * a.scale);
 }
 
+// Row r's loss from its max m and sum of exponentials s (both paths below end here):
+//   loss_r = (m - x_r,target) + log(s), and lse_r = m + log(s) kept for backward.
+template <class T>
+double row_loss(const CrossEntropyArgs<T>& a, int64_t r, T max, double sum) {
+  const double log_s = std::log(sum);
+  if (a.lse) a.lse[r] = static_cast<double>(max) + log_s;
+  const T picked = a.logits[r * a.row_stride + a.target[r * a.target_stride] * a.col_stride];
+  return (static_cast<double>(max) - static_cast<double>(picked)) + log_s;
+}
+
 template <class T, bool kUnit>
 double fused_row(const CrossEntropyArgs<T>& a, int64_t r) {
-  const T* x = a.logits + r * a.row_stride;
-  const RowMaxSum<T> ms = online_max_sum<T, kUnit>(x, a.cols, a.col_stride);
-  const double log_s = std::log(ms.sum);
-  if (a.lse) a.lse[r] = static_cast<double>(ms.max) + log_s;
-  const T picked = x[a.target[r * a.target_stride] * a.col_stride];
-  return (static_cast<double>(ms.max) - static_cast<double>(picked)) + log_s;
+  const RowMaxSum<T> ms =
+      online_max_sum<T, kUnit>(a.logits + r * a.row_stride, a.cols, a.col_stride);
+  return row_loss(a, r, ms.max, ms.sum);
 }
 
 // Narrow rows (a classifier's [batch, 10] logits): the per-row loops above vectorise only rows
@@ -103,13 +110,9 @@ double fused_narrow_rows(const CrossEntropyArgs<T>& a, int64_t r0, int64_t r1) {
 #pragma omp simd
     for (int64_t k = 0; k < n; ++k) shifted[k] = kernel_exp(shifted[k]);
     for (int64_t i = 0; i < rows; ++i) {
-      const int64_t r = b0 + i;
       T sum = 0;
       for (int64_t j = 0; j < cols; ++j) sum += shifted[i * cols + j];
-      const double log_s = std::log(static_cast<double>(sum));
-      if (a.lse) a.lse[r] = static_cast<double>(row_max[i]) + log_s;
-      const T picked = a.logits[r * a.row_stride + a.target[r * a.target_stride] * st];
-      total += (static_cast<double>(row_max[i]) - static_cast<double>(picked)) + log_s;
+      total += row_loss(a, b0 + i, row_max[i], static_cast<double>(sum));
     }
   }
   return total;
