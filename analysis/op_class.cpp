@@ -34,8 +34,9 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 OpClass classify_op(std::string_view op, profiler::Phase phase) {
   if (phase == profiler::Phase::optimizer) return OpClass::optimizer;
-  // matmul, and the lower-precision GEMMs (matmul_bf16, matmul_int8).
-  if (starts_with(op, "matmul") || starts_with(op, "linear_gelu")) return OpClass::matmul;
+  // matmul, the lower-precision GEMMs (matmul_bf16, matmul_int8), and the GEMMs with a
+  // prologue and epilogue (linear, linear_gelu).
+  if (starts_with(op, "matmul") || starts_with(op, "linear")) return OpClass::matmul;
   // im2col and col2im: the unfolding of a convolution under the bf16 policy.
   if (starts_with(op, "conv") || op == "im2col" || op == "col2im") return OpClass::conv;
   if (starts_with(op, "attention")) return OpClass::attention;

@@ -82,6 +82,17 @@ std::vector<OpClass> op_classes() {
            p[i] -= 0.001f * mi / (std::sqrt(vi) + 1e-8f);
          }
        }},
+      {"optimizer (an SGD step with momentum: p, g, v)", "parameters",
+       [](int64_t n, int64_t i0, int64_t i1) {
+         float *p = g_x.data(), *v = g_x.data() + n;
+         const float* g = g_y.data();
+#pragma omp simd
+         for (int64_t i = i0; i < i1; ++i) {
+           const float vi = 0.9f * v[i] + g[i];
+           v[i] = vi;
+           p[i] -= 0.01f * vi;
+         }
+       }},
       {"row-wise (softmax of 128-wide rows)", "elements",
        [](int64_t, int64_t i0, int64_t i1) {
          const float* x = g_x.data();

@@ -61,6 +61,9 @@ void register_builtin_kernels(Registry& r) {
     r.op(op, Device::cpu).set_default("flash");
   }
   r.op("linear_gelu", Device::cpu).set_default("fused");
+  // ReLU-then-Linear (docs/PERFORMANCE.md, "Threads"): fused takes the MLP's bias adds, ReLUs and
+  // ReLU gradients off the 2-thread step, where they ran serially on data both cores wrote.
+  r.op("linear", Device::cpu).set_default("fused");
 }
 
 }  // namespace prism::kernels

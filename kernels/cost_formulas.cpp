@@ -58,6 +58,9 @@ constexpr FormulaRow kFormulas[] = {
     {"layer_norm_backward",
      "11 FLOPs per element (+2 for dweight, +1 for dbias); bytes = x + g + dx + weight + mean + "
      "rstd + dweight + dbias"},
+    {"linear",
+     "2*m*n*k FLOPs (GEMM) + 1 per ReLU'd operand element + 1 per output for the bias, 1 for the "
+     "mask; bytes = A + B + C (+ bias + mask)"},
     {"linear_gelu",
      "2*rows*out*in FLOPs (GEMM) + 9 per output (bias add + GELU; 8 without bias); bytes = x + w + "
      "b + y (+ z when saved for backward)"},

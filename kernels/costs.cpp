@@ -91,9 +91,9 @@ Cost col2im(int64_t n, int64_t k, int64_t p, int64_t dx_numel, int64_t elem_size
 }
 
 Cost matmul_bf16(const Dims& a, const Dims& b) {
-  Cost c = matmul(a, b, 2);                                       // every element at 2 bytes
+  Cost c = matmul(a, b, 2);                                      // every element at 2 bytes
   const Count out = Count(c.bytes) / 2 - a.numel() - b.numel();  // C's elements
-  c.bytes = (Count(c.bytes) + out * 2).value();                   // C's at 4 bytes
+  c.bytes = (Count(c.bytes) + out * 2).value();                  // C's at 4 bytes
   return c;
 }
 
@@ -307,6 +307,15 @@ Cost attention_backward(const Dims& q, const Dims& k, bool causal, int64_t elem_
   // read q, k, v, out, dout, lse (3 q + 2 k + rows); write dq, dk, dv (q + 2 k)
   const Count elems = 4 * Count(q.numel()) + 4 * Count(k.numel()) + rows;
   return make_cost(2 * macs + 5 * pairs, macs, elems * elem_size);
+}
+
+Cost linear(int64_t m, int64_t n, int64_t k, int64_t relu_elems, bool has_bias, bool has_mask,
+            int64_t elem_size) {
+  const Count macs = Count(m) * n * k, outputs = Count(m) * n;
+  const Count elems =
+      Count(m) * k + Count(k) * n + outputs + (has_bias ? n : 0) + (has_mask ? outputs : 0);
+  return make_cost(2 * macs + relu_elems + (Count(has_bias) + Count(has_mask)) * outputs, macs,
+                   elems * elem_size);
 }
 
 Cost linear_gelu(int64_t rows, int64_t in, int64_t out, bool has_bias, bool keeps_z,

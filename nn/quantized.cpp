@@ -147,7 +147,7 @@ float RangeObserver::scale(const CalibrationOptions& o) const {
 
 // ---- layers --------------------------------------------------------------------------------
 QuantizedLinear::QuantizedLinear(const Linear& fp, float input_scale)
-    : in_(fp.in_features()), out_(fp.out_features()) {
+    : in_(fp.in_features()), out_(fp.out_features()), relu_input_(fp.options().relu_input) {
   check_input_scale("QuantizedLinear", input_scale);
   QuantizedWeight w = quantize_per_channel(fp.weight);
   weight_q = register_buffer("weight_q", w.q);
@@ -163,9 +163,9 @@ float QuantizedLinear::input_scale() const {
 }
 
 std::string QuantizedLinear::extra_repr() const {
-  return format("in=%lld, out=%lld, bias=%s, input_scale=%.4g", static_cast<long long>(in_),
+  return format("in=%lld, out=%lld, bias=%s, input_scale=%.4g%s", static_cast<long long>(in_),
                 static_cast<long long>(out_), bias.defined() ? "true" : "false",
-                static_cast<double>(input_scale()));
+                static_cast<double>(input_scale()), relu_input_ ? ", relu_input=true" : "");
 }
 
 Tensor QuantizedLinear::forward(const Tensor& x) {
@@ -174,7 +174,8 @@ Tensor QuantizedLinear::forward(const Tensor& x) {
                 " must end in " + S(in_) + " features");
   }
   const float s = input_scale();
-  Tensor q = quantize(x.reshape({-1, in_}), s);
+  const Tensor x2 = x.reshape({-1, in_});
+  Tensor q = quantize(relu_input_ ? relu(x2) : x2, s);
   Tensor y = matmul_int8(q, s, weight_q, weight_scale, bias);
   Dims shape = x.shape();
   shape[shape.size() - 1] = out_;
@@ -284,7 +285,13 @@ std::shared_ptr<QuantizedModel> quantize_model(Module& model, const std::vector<
       Tensor h = batch;
       for (size_t i = 0; i < children.size(); ++i) {
         const std::string t = children[i].second->type_name();
-        if (t == "Linear" || t == "Conv2d") observers[i].observe(h);
+        // What the layer quantizes: its input, after the ReLU it folds in (LinearOptions).
+        const auto* l = dynamic_cast<const Linear*>(children[i].second.get());
+        if (l && l->options().relu_input) {
+          observers[i].observe(relu(h));
+        } else if (t == "Linear" || t == "Conv2d") {
+          observers[i].observe(h);
+        }
         h = (*children[i].second)(h);
       }
     }

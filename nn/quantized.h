@@ -82,6 +82,7 @@ class QuantizedLinear : public Module {
 
  private:
   int64_t in_, out_;
+  bool relu_input_;  // the float layer's ReLU on its input (LinearOptions), applied before quantize
 };
 
 class QuantizedConv2d : public Module {

@@ -129,7 +129,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor max_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
 Tensor avg_pool2d(const Tensor& x, int kernel, int stride = 0, int padding = 0);
 
-// ---- fused ops (tensor/ops/attention.cpp, tensor/ops/linear_gelu.cpp) --------------------------
+// ---- fused ops (tensor/ops/attention.cpp, linear_gelu.cpp, linear.cpp) ------------------------
 // Scaled dot-product attention: softmax(scale q k^T, masked j > i when causal) v, per head.
 // q [B, H, Lq, d], k and v [B, H, Lk, d] -> [B, H, Lq, d]; or all 3-D [BH, L, d]. scale 0
 // means 1 / sqrt(d). Causal needs Lq == Lk. Strided q, k, v (head views) are not copied.
@@ -146,6 +146,11 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
 // weight [out, in], bias [out] or undefined -> [..., out]. Allocates one output buffer, two in
 // grad mode (the pre-activation is kept for backward).
 Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias);
+// relu?(x) weight^T + bias in one op (tensor/ops/linear.cpp): a Linear layer, with the ReLU of
+// the layer below folded in when relu_input. x [..., in], weight [out, in], bias [out] or
+// undefined -> [..., out]. Allocates the output alone; backward runs the same fused kernel for
+// dx (with the ReLU's mask) and dW (with the ReLU), and a sum for db.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_input = false);
 
 // ---- SwiGLU (tensor/ops/swiglu.cpp) -----------------------------------------------------------
 // silu(gate) * up elementwise (Shazeer, 2020; LLaMA's feed-forward), with silu(z) = z sigmoid(z).

@@ -72,7 +72,9 @@
 #include <memory>
 #include <new>
 
+#include "kernels/cpu/elementwise_math.h"
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/matmul_engine.h"
 #include "kernels/cpu/matmul_gemv.h"
 #include "kernels/cpu/matmul_microkernel.h"
 #include "kernels/cpu/matmul_pack.h"
@@ -154,6 +156,10 @@ int64_t round_up(int64_t x, int64_t to) {
 // One product of the kernel's batch, in the general form the loop nest runs on: every operand,
 // C included, has its own batch, row and column strides (C's differ from [batch, m, n] when the
 // product is computed transposed, see `transposed`).
+// The linear op (matmul_engine.h) adds a prologue and an epilogue, for a single product (batch
+// 1): an operand read as max(0, .) (applied as it is packed, matmul_pack.h), and, once a block
+// of C is complete, on the thread that computed it,
+//   C[i, j] += bias[i bias_rs + j bias_cs],   then   C[i, j] = relu'(mask[i, j]) C[i, j].
 template <class T>
 struct Problem {
   const T* a;
@@ -163,13 +169,93 @@ struct Problem {
   int64_t a_bs, a_rs, a_cs;
   int64_t b_bs, b_rs, b_cs;
   int64_t c_bs, c_rs, c_cs;
+  bool relu_a = false, relu_b = false;
+  const T* bias = nullptr;
+  int64_t bias_rs = 0, bias_cs = 0;
+  const T* mask = nullptr;
+  int64_t mask_rs = 0, mask_cs = 0;
 };
 
 // C^T = B^T @ A^T: the same product with the roles of A and B exchanged, through strides only.
 template <class T>
 Problem<T> transposed(const Problem<T>& p) {
-  return {p.b,    p.a,    p.c,    p.batch, p.n,    p.m,    p.k,    p.b_bs,
-          p.b_cs, p.b_rs, p.a_bs, p.a_cs,  p.a_rs, p.c_bs, p.c_cs, p.c_rs};
+  Problem<T> t = p;
+  std::swap(t.a, t.b);
+  std::swap(t.m, t.n);
+  t.a_bs = p.b_bs, t.a_rs = p.b_cs, t.a_cs = p.b_rs;
+  t.b_bs = p.a_bs, t.b_rs = p.a_cs, t.b_cs = p.a_rs;
+  std::swap(t.c_rs, t.c_cs);
+  std::swap(t.relu_a, t.relu_b);
+  std::swap(t.bias_rs, t.bias_cs);
+  std::swap(t.mask_rs, t.mask_cs);
+  return t;
+}
+
+// The part of p that starts at row r0 and column c0 of its C (pointers moved, sizes unchanged).
+template <class T>
+Problem<T> offset_by(const Problem<T>& p, int64_t r0, int64_t c0) {
+  Problem<T> q = p;
+  q.a = p.a + r0 * p.a_rs;
+  q.b = p.b + c0 * p.b_cs;
+  q.c = p.c + r0 * p.c_rs + c0 * p.c_cs;
+  if (p.bias) q.bias = p.bias + r0 * p.bias_rs + c0 * p.bias_cs;
+  if (p.mask) q.mask = p.mask + r0 * p.mask_rs + c0 * p.mask_cs;
+  return q;
+}
+
+// The paths that read an operand in place (gemv_block, dot_block) get a ReLU'd copy of it
+// instead, in the calling thread's packing buffer, laid out along the same unit stride, so they
+// take the same path, in the same order, as they would on the ReLU'd tensor.
+template <class T>
+const T* relu_copy(const T* src, int64_t rows, int64_t cols, int64_t& rs, int64_t& cs, T* dst) {
+  const math::Relu relu;
+  const bool by_column = rs == 1 && cs != 1;  // keep a unit row stride where it was
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      dst[by_column ? j * rows + i : i * cols + j] = relu(src[i * rs + j * cs]);
+    }
+  }
+  rs = by_column ? 1 : cols;
+  cs = by_column ? rows : 1;
+  return dst;
+}
+
+template <class T>
+Problem<T> without_prologue(Problem<T> p) {
+  ThreadBuffers<T>& buf = thread_buffers<T>();
+  if (p.relu_a) p.a = relu_copy(p.a, p.m, p.k, p.a_rs, p.a_cs, buf.a.get(p.m * p.k));
+  if (p.relu_b) p.b = relu_copy(p.b, p.k, p.n, p.b_rs, p.b_cs, buf.b.get(p.k * p.n));
+  p.relu_a = p.relu_b = false;
+  return p;
+}
+
+// The epilogue on rows [r0, r1) of p's C, every column: the bias, then the mask.
+template <class T>
+void apply_epilogue(const Problem<T>& p, int64_t r0, int64_t r1) {
+  if (!p.bias && !p.mask) return;
+  const math::ReluBackward relu_grad;
+  for (int64_t i = r0; i < r1; ++i) {
+    T* c = p.c + i * p.c_rs;
+    if (p.bias) {
+      const T* b = p.bias + i * p.bias_rs;
+      if (p.c_cs == 1 && p.bias_cs == 1) {
+#pragma omp simd
+        for (int64_t j = 0; j < p.n; ++j) c[j] += b[j];
+      } else {
+        for (int64_t j = 0; j < p.n; ++j) c[j * p.c_cs] += b[j * p.bias_cs];
+      }
+    }
+    if (p.mask) {
+      const T* x = p.mask + i * p.mask_rs;
+      if (p.c_cs == 1 && p.mask_cs == 1) {
+#pragma omp simd
+        for (int64_t j = 0; j < p.n; ++j) c[j] = relu_grad(x[j], c[j]);
+      } else {
+        for (int64_t j = 0; j < p.n; ++j)
+          c[j * p.c_cs] = relu_grad(x[j * p.mask_cs], c[j * p.c_cs]);
+      }
+    }
+  }
 }
 
 // One thread's share of one product: C[0:m, 0:n] = A[0:m, 0:k] @ B[0:k, 0:n], or C += that
@@ -190,7 +276,7 @@ void gemm_block(const Problem<T>& p, bool accumulate_into_c = false) {
   // Direct B: with few rows of C, each packed B element would serve only m / MR microkernel
   // calls, and packing it costs about as much as they do; a row-major B is then read in place.
   const bool direct_b =
-      p.b_cs == 1 && p.m <= kDirectBRows<T> &&
+      p.b_cs == 1 && !p.relu_b && p.m <= kDirectBRows<T> &&
       std::min(p.k, blk.kc) * std::min(p.n, blk.nc) * int64_t{sizeof(T)} <= kDirectBBytes;
   for (int64_t jc = 0; jc < p.n; jc += blk.nc) {
     const int64_t nc = std::min(blk.nc, p.n - jc);
@@ -202,11 +288,15 @@ void gemm_block(const Problem<T>& p, bool accumulate_into_c = false) {
       // sliver, which needs the zero padding.
       const int64_t in_place = direct_b ? nc / NR * NR : 0;
       if (in_place < nc) {
-        pack_slivers<NR>(b_block + in_place * p.b_cs, p.b_cs, p.b_rs, nc - in_place, kc, bpack);
+        (p.relu_b ? pack_slivers<NR, true, T>
+                  : pack_slivers<NR, false, T>)(b_block + in_place * p.b_cs, p.b_cs, p.b_rs,
+                                                nc - in_place, kc, bpack);
       }
       for (int64_t ic = 0; ic < p.m; ic += blk.mc) {
         const int64_t mc = std::min(blk.mc, p.m - ic);
-        pack_slivers<MR>(p.a + ic * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, mc, kc, apack);
+        (p.relu_a ? pack_slivers<MR, true, T>
+                  : pack_slivers<MR, false, T>)(p.a + ic * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, mc,
+                                                kc, apack);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const bool here = jr < in_place;
           const T* bs = here ? b_block + jr : bpack + (jr - in_place) * kc;
@@ -400,6 +490,7 @@ void run_split_k(const Problem<T>& p, int threads) {
   if (threads < 2) {
     gemm_block(k_half(p, 0, static_cast<T*>(nullptr)));
     gemm_block(k_half(p, 1, static_cast<T*>(nullptr)), /*accumulate_into_c=*/true);
+    apply_epilogue(p, 0, p.m);
     return;
   }
   // The second half's C: the calling thread's buffer, read by both threads after the barrier.
@@ -422,11 +513,15 @@ void run_split_k(const Problem<T>& p, int threads) {
     }
 #pragma omp barrier
     if (!error) {
-      for (int64_t i = p.m * t / nt; i < p.m * (t + 1) / nt; ++i) {
+      // Each thread finishes its band of rows: the second half added, then the epilogue while
+      // the band is in its cache.
+      const int64_t i0 = p.m * t / nt, i1 = p.m * (t + 1) / nt;
+      for (int64_t i = i0; i < i1; ++i) {
         T* c = p.c + i * p.c_rs;
         const T* add = c1 + i * p.n;
         for (int64_t j = 0; j < p.n; ++j) c[j] += add[j];
       }
+      apply_epilogue(p, i0, i1);
     }
   }
   if (error) std::rethrow_exception(error);
@@ -459,19 +554,20 @@ void run(const Problem<T>& p) {
       const int64_t last = std::min(u1, (b + 1) * tiles_m);  // this batch's units end here
       const int64_t r0 = (u - b * tiles_m) * MR;
       const int64_t r1 = std::min(p.m, (last - b * tiles_m) * MR);
-      Problem<T> block = p;
-      block.a = p.a + b * p.a_bs + r0 * p.a_rs;
-      block.b = p.b + b * p.b_bs + c0 * p.b_cs;
-      block.c = p.c + b * p.c_bs + r0 * p.c_rs + c0 * p.c_cs;
+      Problem<T> block = offset_by(p, r0, c0);  // an epilogue's operands only with batch 1
+      block.a += b * p.a_bs;
+      block.b += b * p.b_bs;
+      block.c += b * p.c_bs;
       block.m = r1 - r0;
       block.n = c1 - c0;
       if (block.m == 1 && block.c_cs == 1) {
-        gemv_block(block);
+        gemv_block(without_prologue(block));
       } else if (dot_form(block)) {
-        dot_block(block);
+        dot_block(without_prologue(block));
       } else {
         gemm_block(block);
       }
+      apply_epilogue(block, 0, block.m);  // on the thread that computed the block
       u = last;
     }
   };
@@ -501,15 +597,9 @@ void run(const Problem<T>& p) {
   if (error) std::rethrow_exception(error);
 }
 
+// The shapes the loop nest fits badly, rearranged (see the top of this file), then run.
 template <class T>
-void matmul_optimized(const MatmulArgs<T>& a) {
-  if (a.m == 0 || a.n == 0 || a.batch == 0) return;
-  if (a.k == 0) {
-    std::fill(a.c, a.c + a.batch * a.m * a.n, T(0));
-    return;
-  }
-  Problem<T> p{a.a,    a.b,    a.c,    a.batch, a.m,    a.n,       a.k, a.a_bs,
-               a.a_rs, a.a_cs, a.b_bs, a.b_rs,  a.b_cs, a.m * a.n, a.n, 1};
+void run_rearranged(Problem<T> p) {
   // A shared B (batch stride 0) under an A whose batches follow each other row after row is one
   // taller product: [batch * m, k] @ [k, n], and C is already laid out that way.
   if (p.batch > 1 && p.b_bs == 0 && p.a_bs == p.m * p.a_rs) {
@@ -526,7 +616,35 @@ void matmul_optimized(const MatmulArgs<T>& a) {
   run(p);
 }
 
+template <class T>
+void matmul_optimized(const MatmulArgs<T>& a) {
+  if (a.m == 0 || a.n == 0 || a.batch == 0) return;
+  if (a.k == 0) {
+    std::fill(a.c, a.c + a.batch * a.m * a.n, T(0));
+    return;
+  }
+  run_rearranged(Problem<T>{a.a, a.b, a.c, a.batch, a.m, a.n, a.k, a.a_bs, a.a_rs, a.a_cs, a.b_bs,
+                            a.b_rs, a.b_cs, a.m * a.n, a.n, 1});
+}
+
 }  // namespace
+
+template <class T>
+void linear_gemm(const LinearArgs<T>& a) {
+  if (a.m == 0 || a.n == 0) return;
+  Problem<T> p{a.a, a.b, a.c, 1, a.m, a.n, a.k, 0, a.a_rs, a.a_cs, 0, a.b_rs, a.b_cs, 0, a.n, 1};
+  p.relu_a = a.relu_a, p.relu_b = a.relu_b;
+  p.bias = a.bias, p.bias_rs = 0, p.bias_cs = 1;
+  p.mask = a.mask, p.mask_rs = a.mask_rs, p.mask_cs = a.mask_cs;
+  if (a.k == 0) {  // an empty sum: C = 0, then the epilogue
+    std::fill(a.c, a.c + a.m * a.n, T(0));
+    apply_epilogue(p, 0, p.m);
+    return;
+  }
+  run_rearranged(p);
+}
+template void linear_gemm<float>(const LinearArgs<float>&);
+template void linear_gemm<double>(const LinearArgs<double>&);
 
 void register_matmul_optimized(Registry& r) {
   r.op("matmul", Device::cpu)

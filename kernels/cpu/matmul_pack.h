@@ -22,6 +22,9 @@
 //   neither        an element-by-element gather.
 // So a transposed view costs only its packing: kc * W element copies per sliver, reused by
 // every tile of the other operand (mc / MR or nc / NR microkernel calls).
+//
+// With kRelu, each element is stored as max(0, x) (the linear op's prologue, matmul_engine.h),
+// math::Relu's exact result (NaN passes, -0 becomes +0), at no extra pass over the block.
 #pragma once
 
 #include <algorithm>
@@ -122,6 +125,10 @@ struct TransposeVec<float> {
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static V zero() { return _mm512_setzero_ps(); }
   static void store(float* p, int n, V v) { _mm512_mask_storeu_ps(p, (1u << n) - 1, v); }
+  // math::Relu: 0 where x <= 0 (an ordered compare, so NaN stays), else x.
+  static V relu(V v) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero(), _CMP_LE_OQ), v, zero());
+  }
 };
 template <>
 struct TransposeVec<double> {
@@ -130,12 +137,15 @@ struct TransposeVec<double> {
   static V load(const double* p) { return _mm512_loadu_pd(p); }
   static V zero() { return _mm512_setzero_pd(); }
   static void store(double* p, int n, V v) { _mm512_mask_storeu_pd(p, (1u << n) - 1, v); }
+  static V relu(V v) {
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(v, zero(), _CMP_LE_OQ), v, zero());
+  }
 };
 
 // Packs steps [0, steps) (a multiple of the vector width L) of a sliver of W lines, the first
 // `lines` of them real and the rest zero, whose steps are contiguous (k stride 1): L x L blocks
 // transposed in registers. Returns the steps done; the caller finishes the rest.
-template <int W, class T>
+template <int W, bool kRelu, class T>
 int64_t pack_transposed_simd(const T* base, int64_t line_stride, int64_t lines, int64_t kc,
                              T* dst) {
   using TV = TransposeVec<T>;
@@ -149,14 +159,23 @@ int64_t pack_transposed_simd(const T* base, int64_t line_stride, int64_t lines, 
         r[i] = g + i < lines ? TV::load(base + (g + i) * line_stride + p0) : TV::zero();
       }
       transpose_in_registers(r);
-      for (int j = 0; j < L; ++j) TV::store(dst + (p0 + j) * W + g, width, r[j]);
+      for (int j = 0; j < L; ++j) {
+        TV::store(dst + (p0 + j) * W + g, width, kRelu ? TV::relu(r[j]) : r[j]);
+      }
     }
   }
   return steps;
 }
 #endif
 
-template <int W, class T>
+// The value packed: x, or max(0, x) as math::Relu computes it.
+template <bool kRelu, class T>
+inline T packed_value(T x) {
+  if constexpr (kRelu) return !(x <= T(0)) ? x : T(0);
+  return x;
+}
+
+template <int W, bool kRelu = false, class T>
 void pack_slivers(const T* src, int64_t line_stride, int64_t k_stride, int64_t width, int64_t kc,
                   T* dst) {
   for (int64_t s0 = 0; s0 < width; s0 += W, dst += kc * W) {
@@ -168,26 +187,28 @@ void pack_slivers(const T* src, int64_t line_stride, int64_t k_stride, int64_t w
         const T* s = base + p * k_stride;
         T* d = dst + p * W;
 #pragma GCC unroll 8
-        for (int w = 0; w < W; ++w) d[w] = s[w];
+        for (int w = 0; w < W; ++w) d[w] = packed_value<kRelu>(s[w]);
       }
     } else if (k_stride == 1) {
       int64_t done = 0;
 #if defined(__AVX512F__)
-      done = pack_transposed_simd<W>(base, line_stride, lines, kc, dst);
+      done = pack_transposed_simd<W, kRelu>(base, line_stride, lines, kc, dst);
 #endif
       constexpr int64_t kBlock = 16;
       for (int64_t p0 = done; p0 < kc; p0 += kBlock) {
         const int64_t p1 = std::min(kc, p0 + kBlock);
         for (int64_t w = 0; w < lines; ++w) {
           const T* s = base + w * line_stride;
-          for (int64_t p = p0; p < p1; ++p) dst[p * W + w] = s[p];
+          for (int64_t p = p0; p < p1; ++p) dst[p * W + w] = packed_value<kRelu>(s[p]);
         }
         for (int64_t p = p0; p < p1; ++p) std::fill(dst + p * W + lines, dst + (p + 1) * W, T(0));
       }
     } else {
       for (int64_t p = 0; p < kc; ++p) {
         T* d = dst + p * W;
-        for (int64_t w = 0; w < lines; ++w) d[w] = base[w * line_stride + p * k_stride];
+        for (int64_t w = 0; w < lines; ++w) {
+          d[w] = packed_value<kRelu>(base[w * line_stride + p * k_stride]);
+        }
         std::fill(d + lines, d + W, T(0));
       }
     }

@@ -40,7 +40,7 @@ void sgd_loop(const SgdArgs<T>& a) {
   T* __restrict param = a.param;
   const T* __restrict grad = a.grad;
   T* __restrict velocity = a.velocity;
-  parallel_for(a.numel, kChunkOptimizer, [=](int64_t i0, int64_t i1) {
+  parallel_for(a.numel, kChunkSgd, [=](int64_t i0, int64_t i1) {
 #pragma omp simd
     for (int64_t i = i0; i < i1; ++i) {
       T g = grad[i];

@@ -20,7 +20,8 @@
 //   add, relu, copy  131072 elements (0.73)                     65536
 //   gelu, exp, tanh    4096 elements (0.81)                      2048
 //   softmax rows       2048 elements (0.86)                      1024
-//   Adam update        2048 parameters (0.84)                    1024
+//   Adam update        2048 parameters (0.79)                    1024
+//   SGD update         8192 parameters (0.68)                    4096
 // Convolution splits whole images (kernels/args.h, conv_chunks: 2^18 multiply-adds a chunk, some
 // 5 us of GEMM, several region costs).
 // Threads used are told to the profiler (note_threads), so an op's row shows how many threads
@@ -47,7 +48,8 @@ constexpr double kRegionMicros = 0.85;
 constexpr int64_t kChunkElementwise = 65536;    // cheap ops (add, relu, copy): elements
 constexpr int64_t kChunkTranscendental = 2048;  // exp, tanh, gelu, sigmoid, silu, backward
 constexpr int64_t kChunkRowElements = 1024;     // row-wise ops: rows per chunk = this / cols
-constexpr int64_t kChunkOptimizer = 1024;       // parameters per chunk of an update
+constexpr int64_t kChunkOptimizer = 1024;       // parameters per chunk of an Adam update
+constexpr int64_t kChunkSgd = 4096;             // of an SGD update: 4 FLOPs a parameter, not 12
 
 // The number of chunks [0, n) is cut into.
 inline int64_t chunk_count(int64_t n, int64_t chunk) {

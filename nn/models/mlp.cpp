@@ -16,11 +16,10 @@ MLP::MLP(std::vector<int64_t> sizes) : sizes_(std::move(sizes)) {
   const size_t n_layers = sizes_.size() - 1;
   for (size_t i = 0; i < n_layers; ++i) {
     const std::string k = std::to_string(i + 1);
-    auto fc = register_module("fc" + k, std::make_shared<Linear>(sizes_[i], sizes_[i + 1]));
-    linears.push_back(fc);
-    layers_.push_back(fc);
-    // A ReLU between layers only: the last layer's output is the logits.
-    if (i + 1 < n_layers) layers_.push_back(register_module("relu" + k, std::make_shared<ReLU>()));
+    // Every layer but the first reads the ReLU of the one below; the logits get none.
+    const LinearOptions options{.bias = true, .fused = true, .relu_input = i > 0};
+    linears.push_back(
+        register_module("fc" + k, std::make_shared<Linear>(sizes_[i], sizes_[i + 1], options)));
   }
 }
 
@@ -35,7 +34,7 @@ Tensor MLP::forward(const Tensor& x) {
                 std::to_string(h.size(1)) + " features per sample, the first layer expects " +
                 std::to_string(sizes_.front()));
   }
-  for (const auto& layer : layers_) h = (*layer)(h);
+  for (const auto& fc : linears) h = (*fc)(h);
   return h;  // [N, out]
 }
 

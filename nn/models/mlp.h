@@ -2,7 +2,15 @@
 //
 //   MLP({784, 256, 256, 10}):
 //     x [N, ...] -> flatten -> [N, 784]
-//       -> fc1 (784 -> 256) -> relu1 -> fc2 (256 -> 256) -> relu2 -> fc3 (256 -> 10) -> [N, 10]
+//       -> fc1 (784 -> 256) -> relu -> fc2 (256 -> 256) -> relu -> fc3 (256 -> 10) -> [N, 10]
+//
+// Each layer is one fused op, prism::linear (nn/layers/linear.h, LinearOptions): fc1 adds its
+// bias inside the GEMM, and each later layer also applies the ReLU between it and the layer
+// below to its input as the GEMM reads it, so the ReLUs are not modules or ops of their own.
+// The arithmetic is that of relu, matmul and add one after the other, to the bit; what goes
+// is their passes over memory, which cost most at two threads (docs/PERFORMANCE.md, "Threads").
+// `--kernel linear=unfused` runs the same layers as passes, and any matmul variant other than
+// `optimized` makes them the separate ops again (tensor/ops/linear.cpp).
 //
 // The input is flattened after the batch dim, so an image batch [N, 1, 28, 28] and a batch of
 // rows [N, 784] are the same to it. No activation after the last layer: it returns logits,
@@ -10,16 +18,15 @@
 //
 // Parameters: sum over layers of in*out + out; 784-256-256-10 gives
 //   (784*256 + 256) + (256*256 + 256) + (256*10 + 10) = 200,960 + 65,792 + 2,570 = 269,322.
-// Forward FLOPs at batch N (docs/COSTS.md): 2 N sum(in*out) for the matmuls, N sum(out) for the
+// Forward FLOPs at batch N (docs/COSTS.md): 2 N sum(in*out) for the products, N sum(out) for the
 // bias adds, N sum(hidden) for the ReLUs; the flatten is a free view.
 //
-// Children, in call order: "flatten", "fc1", "relu1", "fc2", ..., "fc<L>", so a profile shows
-// the time of each layer under "model.fc1", "model.relu1", ...
+// Children, in call order: "flatten", "fc1", "fc2", ..., "fc<L>", so a profile shows the time
+// of each layer, its ReLU included, under "model.fc1", "model.fc2", ...
 #pragma once
 
 #include <vector>
 
-#include "nn/layers/activation.h"
 #include "nn/layers/flatten.h"
 #include "nn/layers/linear.h"
 
@@ -40,7 +47,6 @@ class MLP : public Module {
  private:
   std::vector<int64_t> sizes_;
   std::shared_ptr<Flatten> flatten_;
-  std::vector<std::shared_ptr<Module>> layers_;  // fc1, relu1, fc2, ... in call order
 };
 
 }  // namespace prism::nn

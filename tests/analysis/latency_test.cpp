@@ -68,6 +68,7 @@ TEST_CASE("op classes: by name, and the optimizer phase wins") {
   CHECK(classify_op("cross_entropy", Phase::forward) == OpClass::normalisation);
   CHECK(classify_op("max_pool2d_backward", Phase::backward) == OpClass::pooling);
   CHECK(classify_op("relu", Phase::forward) == OpClass::elementwise);
+  CHECK(classify_op("linear", Phase::backward) == OpClass::matmul);
   CHECK(classify_op("to_cuda", Phase::forward) == OpClass::data);
   CHECK(classify_op("mul", Phase::optimizer) == OpClass::optimizer);
   CHECK(classify_op("adam_update", Phase::optimizer) == OpClass::optimizer);

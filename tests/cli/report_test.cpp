@@ -48,7 +48,7 @@ TEST_CASE("prism report: a training profile as one self-contained page with its 
        {"<!DOCTYPE html>", "<h2>p.json</h2>", "model mlp on spirals", "<h3>Op breakdown</h3>",
         "<h3>Roofline</h3>", "<h3>Memory timeline (cpu)</h3>", "<h3>Module icicle</h3>",
         "<h3>Step time</h3>", "class=\"fwd\"", "class=\"bwd\"", "class=\"opt\"",
-        "matmul (matmul.dA)", "run <code>prism machine</code> to add the roofline"}) {
+        "linear (linear.dx)", "run <code>prism machine</code> to add the roofline"}) {
     CHECK_MESSAGE(contains(page, s), s);
   }
   // The profile carries its memory timeline, so the view draws a curve, not the peak alone,

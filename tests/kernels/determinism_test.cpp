@@ -162,6 +162,15 @@ std::vector<Case> cases() {
                      {randn({300, 263}), randn({131, 263}), randn({131})},
                      [](const V& in) { return linear_gelu(in[0], in[1], in[2]); });
                }});
+  // linear with the ReLU folded in: forward (ReLU as x is packed, bias on each block), dx
+  // (split-k: 67 rows, k = 263 outputs, the mask applied to each thread's band of rows) and dW
+  // (ReLU as x is packed), each past kParallelMacs.
+  c.push_back({"linear, relu input", {"linear"}, [=] {
+                 seeded(24);
+                 return forward_backward(
+                     {randn({67, 509}), randn({263, 509}), randn({263})},
+                     [](const V& in) { return linear(in[0], in[1], in[2], true); });
+               }});
   c.push_back({"attention, causal", {"attention", "attention_backward"}, [=] {
                  seeded(22);
                  return forward_backward(

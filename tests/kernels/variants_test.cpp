@@ -343,6 +343,25 @@ std::map<std::string, std::vector<Driver>> drivers() {
                                   return linear_gelu(in[0], in[1], with_bias ? in[2] : Tensor());
                                 }});
   }
+  // linear, forward and both gradients (the driver runs backward through the op): with and
+  // without the ReLU on its input and the bias; 67 x 263 -> 300 puts dx in split-k form.
+  for (bool relu_input : {true, false}) {
+    for (bool with_bias : {true, false}) {
+      d["linear"].push_back(
+          {[](DType dt, ref::Rng& rng, bool strided) {
+             return std::vector<Tensor>{
+                 input({67, 263}, strided, dt, rng), input({300, 263}, strided, dt, rng),
+                 input({300}, false, dt, rng), input({67, 300}, false, dt, rng)};
+           },
+           [relu_input, with_bias](const std::vector<Tensor>& in) {
+             std::vector<Tensor> leaves;
+             for (int i = 0; i < 3; ++i) leaves.push_back(in[i].detach().set_requires_grad());
+             Tensor y = linear(leaves[0], leaves[1], with_bias ? leaves[2] : Tensor(), relu_input);
+             y.backward(in[3]);
+             return concat({y.flatten(), leaves[0].grad().flatten(), leaves[1].grad().flatten()});
+           }});
+    }
+  }
   // layer_norm (131 wide: two 64-lane blocks and a tail; transposed views are copied first),
   // with and without weight and bias; cross_entropy over several online chunks, both
   // reductions; the optimizer updates, returning the updated parameter and state.

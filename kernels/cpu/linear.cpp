@@ -1,0 +1,94 @@
+// linear, both CPU variants: one product with a ReLU folded into an operand and a bias or a ReLU
+// mask folded into the result (kernels/args.h, LinearArgs), as the ops it replaces would run it
+// (unfused) and inside the optimized matmul's blocks (fused).
+//
+// Why fuse at all, when the GEMM is 90% of a linear layer's time: on one core the passes cost
+// little, a few microseconds per [64, 256] layer. On two, each pass is an op below its grain,
+// so it runs on one core and reads a result that both cores wrote: half of it crosses between
+// the caches, serially. In the 784-256-256-10 MLP's step at batch 64 the bias adds, the ReLUs
+// and the ReLU gradients took 24 us at 2 threads against 17 at 1 (docs/PERFORMANCE.md,
+// "Threads"). Fused, each core applies them to the block it just computed or packed.
+//
+// unfused: the same engine (matmul_engine.h) without prologue or epilogue, between passes:
+//   1. a ReLU'd copy of each flagged operand into the workspace   (the relu op's output)
+//   2. C = A @ B                                                  (matmul)
+//   3. C += bias, row by row                                      (add)
+//   4. C = relu'(mask) C                                          (relu_backward)
+// fused: all in the engine's blocks, no workspace.
+// Cost (docs/COSTS.md): 2 m n k FLOPs + 1 per ReLU'd operand element + 1 per output for a bias
+// and 1 for a mask; bytes = A + B + C (+ bias + mask).
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernels/cpu/elementwise_math.h"
+#include "kernels/cpu/kernel_list.h"
+#include "kernels/cpu/matmul_engine.h"
+
+namespace prism::kernels::cpu {
+namespace {
+
+template <class T>
+void linear_fused(const LinearArgs<T>& a) {
+  linear_gemm(a);
+}
+
+// A contiguous rows x cols copy of a strided matrix, through math::Relu.
+template <class T>
+T* relu_copy(const T* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, T* dst) {
+  const math::Relu relu;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = relu(src[i * rs + j * cs]);
+  }
+  return dst;
+}
+
+template <class T>
+void linear_unfused(const LinearArgs<T>& a) {
+  if (a.workspace_size < linear_workspace(a.m, a.n, a.k, a.relu_a, a.relu_b)) {
+    throw std::invalid_argument("linear (unfused): workspace too small for the ReLU'd operands");
+  }
+  LinearArgs<T> g = a;  // the plain product
+  g.relu_a = g.relu_b = false;
+  g.bias = g.mask = nullptr;
+  T* ws = a.workspace;
+  if (a.relu_a) {
+    g.a = relu_copy(a.a, a.m, a.k, a.a_rs, a.a_cs, ws);
+    g.a_rs = a.k, g.a_cs = 1;
+    ws += a.m * a.k;
+  }
+  if (a.relu_b) {
+    g.b = relu_copy(a.b, a.k, a.n, a.b_rs, a.b_cs, ws);
+    g.b_rs = a.n, g.b_cs = 1;
+  }
+  linear_gemm(g);
+  const math::ReluBackward relu_grad;
+  if (a.bias) {
+    for (int64_t i = 0; i < a.m; ++i) {
+      for (int64_t j = 0; j < a.n; ++j) a.c[i * a.n + j] += a.bias[j];
+    }
+  }
+  if (a.mask) {
+    for (int64_t i = 0; i < a.m; ++i) {
+      for (int64_t j = 0; j < a.n; ++j) {
+        a.c[i * a.n + j] = relu_grad(a.mask[i * a.mask_rs + j * a.mask_cs], a.c[i * a.n + j]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void register_linear(Registry& r) {
+  r.op("linear", Device::cpu)
+      .add<LinearArgs>("unfused", VariantTag::naive,
+                       "ReLU'd operand copies, the optimized GEMM, then bias and mask passes",
+                       &linear_unfused<float>, &linear_unfused<double>);
+  r.op("linear", Device::cpu)
+      .add<LinearArgs>("fused", VariantTag::fused,
+                       "the optimized GEMM with the ReLU on its packed operand and the bias and "
+                       "mask on each finished block",
+                       &linear_fused<float>, &linear_fused<double>);
+}
+PRISM_CPU_KERNELS(285, register_linear);
+
+}  // namespace prism::kernels::cpu

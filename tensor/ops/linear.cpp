@@ -1,0 +1,182 @@
+// linear: y = relu?(x) weight^T + bias as one op, a Linear layer with the ReLU before it folded in.
+//
+// x [..., in], weight [out, in] (as nn::Linear stores it), bias [out] or undefined ->
+// y [..., out]. With relu_input the layer reads max(0, x): the ReLU of the layer below,
+// applied while the GEMM packs x, so its output is never materialised. The leading dims of x
+// merge into rows (a view when they merge, a profiled copy otherwise).
+//
+// The three products, each one call of the linear kernel (kernels/args.h, LinearArgs) with its
+// prologue and epilogue:
+//   forward  y  = relu(x) W^T + b        ReLU on x as packed, bias on each finished block
+//   dx       dx = (g W) * [x > 0]        the ReLU's gradient on each finished block of dx
+//   dW       dW = g^T relu(x)            ReLU on x as packed
+// and db = sum over rows of g, the `sum` op. In the profile they are rows `linear`,
+// `linear (linear.dx)`, `linear (linear.dw)` and `sum (linear.db)`.
+//
+// What it saves (docs/PERFORMANCE.md, "Threads"): the relu, add and relu_backward ops of an MLP
+// layer, i.e. two passes over [rows, out] forward and one backward, and the relu output buffer.
+// They matter at two threads, where each was a serial op reading what both cores had written.
+//
+// Where the fused kernel cannot run, the op is the ops it stands for, each its own row: on the
+// GPU, under bf16 autocast, and when the matmul op runs another variant than `optimized` (the
+// fused kernel is that matmul with a prologue and epilogue; `--kernel matmul=naive` must still
+// put the naive matmul into every Linear layer of the MLP).
+#include <string>
+
+#include "kernels/costs.h"
+#include "tensor/autocast.h"
+#include "tensor/autograd/node.h"
+#include "tensor/dispatch.h"
+#include "tensor/layout.h"
+#include "tensor/ops.h"
+
+namespace prism {
+
+namespace {
+
+detail::OpHandle op_linear("linear");
+detail::OpHandle op_matmul("matmul");
+
+void check_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const char* op = "linear";
+  detail::check_float(op, x);
+  detail::check_float(op, weight);
+  detail::check_same_dtype(op, x, weight);
+  detail::check_same_device(op, x, weight);
+  if (weight.dim() != 2) {
+    throw Error("linear: weight must be 2-D [out, in], got " + weight.shape().str());
+  }
+  if (x.dim() == 0 || x.size(-1) != weight.size(1)) {
+    throw Error("linear: input " + x.shape().str() + " must end in " +
+                std::to_string(weight.size(1)) + " features (weight " + weight.shape().str() + ")");
+  }
+  if (bias.defined()) {
+    detail::check_float(op, bias);
+    detail::check_same_dtype(op, x, bias);
+    detail::check_same_device(op, x, bias);
+    if (bias.dim() != 1 || bias.size(0) != weight.size(0)) {
+      throw Error("linear: bias must be 1-D [" + std::to_string(weight.size(0)) +
+                  "] (one per output of weight " + weight.shape().str() + "), got " +
+                  bias.shape().str());
+    }
+  }
+}
+
+// A 2-D operand as the kernel reads it: data and strides.
+struct Operand {
+  Tensor t;
+  int64_t rs, cs;
+};
+
+// One call of the linear kernel, C [m, n] = relu?(a) relu?(b) (+ bias) (* relu'(mask)), as one
+// record of op `linear` (its gradient label, if any, comes from the caller's GradOfGuard).
+Tensor run_linear(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, bool relu_a,
+                  bool relu_b, const Tensor& bias, const Operand* mask,
+                  std::initializer_list<const Tensor*> inputs) {
+  const Device dev = a.t.device();
+  const DType dt = a.t.dtype();
+  const auto& kern = op_linear.kernel(dev, dt);
+  detail::OpRecordScope rec(op_linear.name(), kern.name.c_str(), dev, inputs, [&] {
+    const int64_t relu_elems = (relu_a ? m * k : 0) + (relu_b ? k * n : 0);
+    return costs::linear(m, n, k, relu_elems, bias.defined(), mask != nullptr, a.t.element_size());
+  });
+  Tensor c = detail::empty_like_shape(Dims{m, n}, dt, dev);
+  if (c.numel() == 0 || kern.meta) return c;
+  Tensor workspace;
+  const int64_t scratch = kernels::linear_workspace(m, n, k, relu_a, relu_b);
+  if (kern.tag == kernels::VariantTag::naive && scratch > 0) {
+    AllocRole role(MemRole::temporary);
+    workspace = detail::empty_like_shape(Dims{scratch}, dt, dev);
+  }
+  auto call = [&](auto zero) {
+    using T = decltype(zero);
+    kernels::LinearArgs<T> args{};
+    args.a = a.t.data<T>(), args.b = b.t.data<T>(), args.c = c.data<T>();
+    args.m = m, args.n = n, args.k = k;
+    args.a_rs = a.rs, args.a_cs = a.cs, args.b_rs = b.rs, args.b_cs = b.cs;
+    args.relu_a = relu_a, args.relu_b = relu_b;
+    args.bias = bias.defined() ? bias.data<T>() : nullptr;
+    if (mask) {
+      args.mask = mask->t.data<T>();
+      args.mask_rs = mask->rs, args.mask_cs = mask->cs;
+    }
+    args.workspace = workspace.defined() ? workspace.data<T>() : nullptr;
+    args.workspace_size = workspace.defined() ? workspace.numel() : 0;
+    kern.get<kernels::LinearArgs, T>()(args);
+  };
+  if (dt == DType::f32)
+    call(0.0f);
+  else
+    call(0.0);
+  return c;
+}
+
+// The ops the fused kernel stands for, each with its own row (and, for relu, its own buffer).
+Tensor composed_linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_input) {
+  Tensor y = matmul(relu_input ? relu(x) : x, weight.t());
+  return bias.defined() ? add(y, bias) : y;
+}
+
+bool fused_kernel_runs(const Tensor& x, const Tensor& weight) {
+  if (x.device() != Device::cpu && x.device() != Device::meta) return false;
+  if (detail::autocast_bf16(x, weight)) return false;
+  return op_matmul.kernel(Device::cpu, x.dtype()).name == "optimized";
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_input) {
+  check_linear(x, weight, bias);
+  if (!fused_kernel_runs(x, weight)) return composed_linear(x, weight, bias, relu_input);
+  const int64_t in = weight.size(1), out = weight.size(0);
+  // x as [rows, in]: a strided view when its leading dims merge, else a copy.
+  Tensor x2 = x.detach();
+  int64_t rows = 1, x_rs = in, cols = in, x_cs = 1;
+  for (int d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
+  if (x.dim() == 1) {
+    x_cs = x.strides()[0];
+  } else if (x.numel() == 0 || !detail::as_2d(x2, x.dim() - 1, rows, x_rs, cols, x_cs)) {
+    x2 = x2.contiguous();
+    x_rs = in, x_cs = 1;
+  }
+  const Tensor w = weight.detach();
+  const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
+  const Operand xo{x2, x_rs, x_cs};
+  // W^T [in, out]: W's strides exchanged.
+  const Operand wt{w, w.strides()[1], w.strides()[0]};
+  Tensor y = run_linear(xo, wt, rows, out, in, relu_input, false, b, nullptr, {&x, &weight, &bias});
+  Dims y_shape = x.shape();
+  y_shape[y_shape.size() - 1] = out;
+  Tensor result = y.reshape(y_shape);
+  // dW reads x, and so does dx when it applies the ReLU's mask; dx reads the weight.
+  const bool keep_x = weight.requires_grad() || (relu_input && x.requires_grad());
+  Tensor saved_x = keep_x ? x2 : Tensor();
+  Tensor saved_w = x.requires_grad() ? w : Tensor();
+  autograd::record(result, "linear", {&x, &weight, &bias},
+                   {autograd::input(saved_x, 0), autograd::input(saved_w, 1)},
+                   [xs = x.shape(), rows, in, out, x_rs, x_cs, relu_input](const Tensor& g0,
+                                                                           autograd::Grads& gr) {
+                     const Tensor g = g0.reshape({rows, out}).contiguous();
+                     const Operand go{g, out, 1};
+                     gr.set(0, "linear.dx", [&] {
+                       const Tensor& ws = gr.saved(1);
+                       const Operand wo{ws, ws.strides()[0], ws.strides()[1]};
+                       const Operand mask{gr.saved(0), x_rs, x_cs};
+                       const Tensor& xs_t = gr.saved(0);
+                       return run_linear(go, wo, rows, in, out, false, false, Tensor(),
+                                         relu_input ? &mask : nullptr, {&g, &ws, &xs_t})
+                           .reshape(xs);
+                     });
+                     gr.set(1, "linear.dw", [&] {
+                       const Tensor& xs_t = gr.saved(0);
+                       const Operand gt{g, 1, out};  // g^T [out, rows]
+                       const Operand xo2{xs_t, x_rs, x_cs};
+                       return run_linear(gt, xo2, out, in, rows, false, relu_input, Tensor(),
+                                         nullptr, {&g, &xs_t});
+                     });
+                     gr.set(2, "linear.db", [&] { return sum(g, {0}); });
+                   });
+  return result;
+}
+
+}  // namespace prism
