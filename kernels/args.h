@@ -533,10 +533,11 @@ struct LinearGeluArgs {
 //   C = relu_a(A) @ relu_b(B)                relu_x(M) = max(0, M) when the flag is set, else M
 //   C[i, j] += bias[j]                       when bias is not null
 //   C[i, j] = mask[i, j] > 0 ? C[i, j] : 0   when mask is not null (relu's gradient, relu'(mask))
+//   row_sums[i] = sum over p of relu_a(A)[i, p]   when row_sums is not null, added in order of p
 // with the operands as the layer uses them:
 //   forward  y  = relu(x) @ W^T + b     A = x [rows, in], B = W^T, relu_a, bias
 //   dx       dx = (g @ W) * [x > 0]     A = g [rows, out], B = W, mask = x
-//   dW       dW = g^T @ relu(x)         A = g^T, B = x, relu_b
+//   dW       dW = g^T @ relu(x)         A = g^T, B = x, relu_b; row_sums = db, g's column sums
 // A [m, k], B [k, n] and the mask [m, n] are read through their strides; C is contiguous [m, n].
 // The fused variant applies prologue and epilogue inside the optimized matmul's blocks; the
 // unfused one runs them as passes and needs `workspace` for each ReLU'd operand
@@ -552,6 +553,7 @@ struct LinearArgs {
   const T* bias;  // [n], contiguous
   const T* mask;  // [m, n]
   int64_t mask_rs, mask_cs;
+  T* row_sums;  // [m], contiguous
   T* workspace;
   int64_t workspace_size;
 };

@@ -60,7 +60,7 @@ constexpr FormulaRow kFormulas[] = {
      "rstd + dweight + dbias"},
     {"linear",
      "2*m*n*k FLOPs (GEMM) + 1 per ReLU'd operand element + 1 per output for the bias, 1 for the "
-     "mask; bytes = A + B + C (+ bias + mask)"},
+     "mask + m*(k-1) for A's row sums; bytes = A + B + C (+ bias + mask + row sums)"},
     {"linear_gelu",
      "2*rows*out*in FLOPs (GEMM) + 9 per output (bias add + GELU; 8 without bias); bytes = x + w + "
      "b + y (+ z when saved for backward)"},

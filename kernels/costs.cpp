@@ -310,12 +310,13 @@ Cost attention_backward(const Dims& q, const Dims& k, bool causal, int64_t elem_
 }
 
 Cost linear(int64_t m, int64_t n, int64_t k, int64_t relu_elems, bool has_bias, bool has_mask,
-            int64_t elem_size) {
+            bool has_row_sums, int64_t elem_size) {
   const Count macs = Count(m) * n * k, outputs = Count(m) * n;
-  const Count elems =
-      Count(m) * k + Count(k) * n + outputs + (has_bias ? n : 0) + (has_mask ? outputs : 0);
-  return make_cost(2 * macs + relu_elems + (Count(has_bias) + Count(has_mask)) * outputs, macs,
-                   elems * elem_size);
+  const Count elems = Count(m) * k + Count(k) * n + outputs + (has_bias ? n : 0) +
+                      (has_mask ? outputs : 0) + (has_row_sums ? m : 0);
+  const Count sums = has_row_sums ? Count(m) * std::max<int64_t>(k - 1, 0) : Count(0);
+  return make_cost(2 * macs + relu_elems + (Count(has_bias) + Count(has_mask)) * outputs + sums,
+                   macs, elems * elem_size);
 }
 
 Cost linear_gelu(int64_t rows, int64_t in, int64_t out, bool has_bias, bool keeps_z,

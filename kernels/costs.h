@@ -187,11 +187,12 @@ Cost linear_gelu(int64_t rows, int64_t in, int64_t out, bool has_bias, bool keep
                  int64_t elem_size);
 
 // linear (kernels/args.h, LinearArgs): C [m, n] = relu?(A [m, k]) @ relu?(B [k, n]), + bias,
-// masked: m n k MACs (2x in FLOPs) + 1 FLOP per element of each ReLU'd operand (`relu_elems`:
-// m k for A, k n for B) + 1 per output for a bias and 1 for a mask: the FLOPs of the relu,
-// matmul, add and relu_backward ops it replaces. Bytes = A + B + C (+ bias n + mask m n).
+// masked, and A's row sums: m n k MACs (2x in FLOPs) + 1 FLOP per element of each ReLU'd
+// operand (`relu_elems`: m k for A, k n for B) + 1 per output for a bias and 1 for a mask +
+// m (k - 1) for the row sums: the FLOPs of the relu, matmul, add, relu_backward and sum ops it
+// replaces. Bytes = A + B + C (+ bias n + mask m n + row sums m).
 Cost linear(int64_t m, int64_t n, int64_t k, int64_t relu_elems, bool has_bias, bool has_mask,
-            int64_t elem_size);
+            bool has_row_sums, int64_t elem_size);
 
 // matmul_int8 of a [m, k] int8 by w [n, k] int8 with the requantization fused (kernels/args.h):
 // m n k MACs (2 m n k integer ops, counted as FLOPs so GOP/s compare with float GEMMs) + 3 FLOPs

@@ -14,6 +14,7 @@
 //   2. C = A @ B                                                  (matmul)
 //   3. C += bias, row by row                                      (add)
 //   4. C = relu'(mask) C                                          (relu_backward)
+//   5. row sums of A (the bias gradient, from dW's g^T)           (sum)
 // fused: all in the engine's blocks, no workspace.
 // Cost (docs/COSTS.md): 2 m n k FLOPs + 1 per ReLU'd operand element + 1 per output for a bias
 // and 1 for a mask; bytes = A + B + C (+ bias + mask).
@@ -50,6 +51,7 @@ void linear_unfused(const LinearArgs<T>& a) {
   LinearArgs<T> g = a;  // the plain product
   g.relu_a = g.relu_b = false;
   g.bias = g.mask = nullptr;
+  g.row_sums = nullptr;
   T* ws = a.workspace;
   if (a.relu_a) {
     g.a = relu_copy(a.a, a.m, a.k, a.a_rs, a.a_cs, ws);
@@ -65,6 +67,13 @@ void linear_unfused(const LinearArgs<T>& a) {
   if (a.bias) {
     for (int64_t i = 0; i < a.m; ++i) {
       for (int64_t j = 0; j < a.n; ++j) a.c[i * a.n + j] += a.bias[j];
+    }
+  }
+  if (a.row_sums) {  // the sum op's pass: A's rows, in order of p
+    for (int64_t i = 0; i < a.m; ++i) {
+      T s = 0;
+      for (int64_t p = 0; p < a.k; ++p) s += g.a[i * g.a_rs + p * g.a_cs];
+      a.row_sums[i] = s;
     }
   }
   if (a.mask) {

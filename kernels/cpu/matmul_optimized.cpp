@@ -174,6 +174,7 @@ struct Problem {
   int64_t bias_rs = 0, bias_cs = 0;
   const T* mask = nullptr;
   int64_t mask_rs = 0, mask_cs = 0;
+  T* row_sums = nullptr;  // when set: row_sums[i] = sum over k of relu_a(A)[i, :], for C's rows
 };
 
 // C^T = B^T @ A^T: the same product with the roles of A and B exchanged, through strides only.
@@ -200,7 +201,39 @@ Problem<T> offset_by(const Problem<T>& p, int64_t r0, int64_t c0) {
   q.c = p.c + r0 * p.c_rs + c0 * p.c_cs;
   if (p.bias) q.bias = p.bias + r0 * p.bias_rs + c0 * p.bias_cs;
   if (p.mask) q.mask = p.mask + r0 * p.mask_rs + c0 * p.mask_cs;
+  if (p.row_sums) q.row_sums = p.row_sums + r0;
   return q;
+}
+
+// Row sums of A (the linear op's bias gradient: dW = g^T relu(x) has A = g^T, whose row sums
+// are g's column sums). Each row is added in order of k, one element after the other, whichever
+// path computes it: here, reading A in place (the paths that do not pack it, split-k, a
+// transposed product), or gemm_block from the packed copy. So the bits do not depend on the
+// path or on the threads.
+template <class T>
+void row_sums_direct(const Problem<T>& p, int64_t r0, int64_t r1) {
+  const math::Relu relu;
+  for (int64_t i = r0; i < r1; ++i) {
+    const T* a = p.a + i * p.a_rs;
+    T s = 0;
+    for (int64_t q = 0; q < p.k; ++q) s += p.relu_a ? relu(a[q * p.a_cs]) : a[q * p.a_cs];
+    p.row_sums[i] = s;
+  }
+}
+
+// The same sums from a packed block of A (matmul_pack.h's layout: sliver s holds rows s MR ..
+// s MR + MR - 1, element (w, q) at s kc MR + q MR + w), continuing the sums of earlier blocks of k.
+template <int MR, class T>
+void add_packed_row_sums(const T* apack, int64_t rows, int64_t kc, T* sums) {
+  for (int64_t s0 = 0; s0 < rows; s0 += MR, apack += kc * MR) {
+    const int64_t lines = std::min<int64_t>(MR, rows - s0);
+    T acc[MR];
+    for (int64_t w = 0; w < lines; ++w) acc[w] = sums[s0 + w];
+    for (int64_t q = 0; q < kc; ++q) {
+      for (int64_t w = 0; w < lines; ++w) acc[w] += apack[q * MR + w];
+    }
+    for (int64_t w = 0; w < lines; ++w) sums[s0 + w] = acc[w];
+  }
 }
 
 // The paths that read an operand in place (gemv_block, dot_block) get a ReLU'd copy of it
@@ -288,15 +321,17 @@ void gemm_block(const Problem<T>& p, bool accumulate_into_c = false) {
       // sliver, which needs the zero padding.
       const int64_t in_place = direct_b ? nc / NR * NR : 0;
       if (in_place < nc) {
-        (p.relu_b ? pack_slivers<NR, true, T>
-                  : pack_slivers<NR, false, T>)(b_block + in_place * p.b_cs, p.b_cs, p.b_rs,
-                                                nc - in_place, kc, bpack);
+        const auto pack_b = p.relu_b ? pack_slivers<NR, true, T> : pack_slivers<NR, false, T>;
+        pack_b(b_block + in_place * p.b_cs, p.b_cs, p.b_rs, nc - in_place, kc, bpack);
       }
       for (int64_t ic = 0; ic < p.m; ic += blk.mc) {
         const int64_t mc = std::min(blk.mc, p.m - ic);
-        (p.relu_a ? pack_slivers<MR, true, T>
-                  : pack_slivers<MR, false, T>)(p.a + ic * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, mc,
-                                                kc, apack);
+        const auto pack_a = p.relu_a ? pack_slivers<MR, true, T> : pack_slivers<MR, false, T>;
+        pack_a(p.a + ic * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, mc, kc, apack);
+        if (p.row_sums && jc == 0) {  // A is packed again for each panel of B: sum it once
+          if (pc == 0) std::fill(p.row_sums + ic, p.row_sums + ic + mc, T(0));
+          add_packed_row_sums<MR>(apack, mc, kc, p.row_sums + ic);
+        }
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const bool here = jr < in_place;
           const T* bs = here ? b_block + jr : bpack + (jr - in_place) * kc;
@@ -427,6 +462,7 @@ template <class T>
 Problem<T> k_half(const Problem<T>& p, int half, T* c1) {
   const int64_t h = p.k / 2;
   Problem<T> q = p;
+  q.row_sums = nullptr;  // whole rows of A: run_split_k sums them after the halves
   if (half == 0) {
     q.k = h;
     return q;
@@ -491,6 +527,7 @@ void run_split_k(const Problem<T>& p, int threads) {
     gemm_block(k_half(p, 0, static_cast<T*>(nullptr)));
     gemm_block(k_half(p, 1, static_cast<T*>(nullptr)), /*accumulate_into_c=*/true);
     apply_epilogue(p, 0, p.m);
+    if (p.row_sums) row_sums_direct(p, 0, p.m);
     return;
   }
   // The second half's C: the calling thread's buffer, read by both threads after the barrier.
@@ -522,6 +559,7 @@ void run_split_k(const Problem<T>& p, int threads) {
         for (int64_t j = 0; j < p.n; ++j) c[j] += add[j];
       }
       apply_epilogue(p, i0, i1);
+      if (p.row_sums) row_sums_direct(p, i0, i1);
     }
   }
   if (error) std::rethrow_exception(error);
@@ -560,10 +598,15 @@ void run(const Problem<T>& p) {
       block.c += b * p.c_bs;
       block.m = r1 - r0;
       block.n = c1 - c0;
+      if (tj > 0) block.row_sums = nullptr;  // the first column of blocks sums A's rows
       if (block.m == 1 && block.c_cs == 1) {
-        gemv_block(without_prologue(block));
+        const Problem<T> plain = without_prologue(block);
+        gemv_block(plain);
+        if (plain.row_sums) row_sums_direct(plain, 0, plain.m);
       } else if (dot_form(block)) {
-        dot_block(without_prologue(block));
+        const Problem<T> plain = without_prologue(block);
+        dot_block(plain);
+        if (plain.row_sums) row_sums_direct(plain, 0, plain.m);
       } else {
         gemm_block(block);
       }
@@ -611,6 +654,10 @@ void run_rearranged(Problem<T> p) {
   // 128 x 16 one way and 10 x 128 the other. Its stores then go through the scratch tile.
   // One column (C = A @ b) is computed as one row, c^T = b^T @ A^T: the matrix-vector path.
   if (p.m > 1 && (p.n == 1 || 4 * padded_area<T>(p.n, p.m) < 3 * padded_area<T>(p.m, p.n))) {
+    if (p.row_sums) {  // A becomes the transposed product's B: its rows summed here, in place
+      row_sums_direct(p, 0, p.m);
+      p.row_sums = nullptr;
+    }
     p = transposed(p);
   }
   run(p);
@@ -631,14 +678,24 @@ void matmul_optimized(const MatmulArgs<T>& a) {
 
 template <class T>
 void linear_gemm(const LinearArgs<T>& a) {
-  if (a.m == 0 || a.n == 0) return;
+  if (a.m == 0) return;
+  if (a.n == 0) {  // no C, but A's rows may still be summed
+    if (a.row_sums) {
+      Problem<T> p{a.a, a.b, a.c, 1, a.m, 0, a.k, 0, a.a_rs, a.a_cs, 0, a.b_rs, a.b_cs, 0, 0, 1};
+      p.relu_a = a.relu_a, p.row_sums = a.row_sums;
+      row_sums_direct(p, 0, a.m);
+    }
+    return;
+  }
   Problem<T> p{a.a, a.b, a.c, 1, a.m, a.n, a.k, 0, a.a_rs, a.a_cs, 0, a.b_rs, a.b_cs, 0, a.n, 1};
   p.relu_a = a.relu_a, p.relu_b = a.relu_b;
   p.bias = a.bias, p.bias_rs = 0, p.bias_cs = 1;
   p.mask = a.mask, p.mask_rs = a.mask_rs, p.mask_cs = a.mask_cs;
+  p.row_sums = a.row_sums;
   if (a.k == 0) {  // an empty sum: C = 0, then the epilogue
     std::fill(a.c, a.c + a.m * a.n, T(0));
     apply_epilogue(p, 0, p.m);
+    if (a.row_sums) std::fill(a.row_sums, a.row_sums + a.m, T(0));
     return;
   }
   run_rearranged(p);

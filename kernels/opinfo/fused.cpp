@@ -241,7 +241,7 @@ class LinearGeluCase : public Case {
 // ---- linear ------------------------------------------------------------------------------------
 constexpr const char* kReluLinearSyntax =
     "RxIxO[:dx|:dw] (rows, in, out: y = relu(x) W^T + b; :dx its input gradient, masked; :dw "
-    "its weight gradient)";
+    "its weight and bias gradients)";
 
 // One of the three products of a ReLU-then-Linear layer (kernels/args.h, LinearArgs), as the
 // op's front end calls them: x [R, I], W [O, I], g [R, O] contiguous.
@@ -263,10 +263,12 @@ class LinearCase : public Case {
       a_.a = g_.data(), a_.b = w_.data(), a_.m = rows, a_.n = in, a_.k = out;
       a_.a_rs = out, a_.a_cs = 1, a_.b_rs = in, a_.b_cs = 1;
       a_.mask = x_.data(), a_.mask_rs = in, a_.mask_cs = 1;
-    } else {  // dW [O, I] = g^T @ relu(x)
+    } else {  // dW [O, I] = g^T @ relu(x), and db [O] = g's column sums
       a_.a = g_.data(), a_.b = x_.data(), a_.m = out, a_.n = in, a_.k = rows;
       a_.a_rs = 1, a_.a_cs = out, a_.b_rs = in, a_.b_cs = 1;
       a_.relu_b = true;
+      db_ = GuardedBuffer(out);
+      a_.row_sums = db_.data();
     }
     c_ = GuardedBuffer(a_.m * a_.n);
     a_.c = c_.data();
@@ -277,10 +279,14 @@ class LinearCase : public Case {
     if (naive_tag(v)) a.workspace = scratch_.data(), a.workspace_size = workspace_elements();
     v.get<kernels::LinearArgs, float>()(a);
   }
-  std::vector<Output> outputs() override { return {{"c", &c_}}; }
+  std::vector<Output> outputs() override {
+    if (form_ == Form::dw) return {{"c", &c_}, {"db", &db_}};
+    return {{"c", &c_}};
+  }
   profiler::Cost cost() const override {
     const int64_t relu_elems = a_.relu_a ? a_.m * a_.k : a_.relu_b ? a_.k * a_.n : 0;
-    return costs::linear(a_.m, a_.n, a_.k, relu_elems, a_.bias != nullptr, a_.mask != nullptr, 4);
+    return costs::linear(a_.m, a_.n, a_.k, relu_elems, a_.bias != nullptr, a_.mask != nullptr,
+                         a_.row_sums != nullptr, 4);
   }
   int64_t workspace_bytes(const kernels::KernelEntry& v) const override {
     return naive_tag(v) ? 4 * workspace_elements() : 0;
@@ -292,7 +298,7 @@ class LinearCase : public Case {
   }
   Form form_;
   CaseVector<float> x_, w_, b_, g_, scratch_;
-  GuardedBuffer c_;
+  GuardedBuffer c_, db_;
   kernels::LinearArgs<float> a_;
 };
 

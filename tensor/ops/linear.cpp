@@ -10,8 +10,9 @@
 //   forward  y  = relu(x) W^T + b        ReLU on x as packed, bias on each finished block
 //   dx       dx = (g W) * [x > 0]        the ReLU's gradient on each finished block of dx
 //   dW       dW = g^T relu(x)            ReLU on x as packed
-// and db = sum over rows of g, the `sum` op. In the profile they are rows `linear`,
-// `linear (linear.dx)`, `linear (linear.dw)` and `sum (linear.db)`.
+// and db = sum over rows of g, computed inside dW's call (the row sums of its A = g^T). In the
+// profile they are rows `linear`, `linear (linear.dx)` and `linear (linear.dw)`; db is a
+// `sum (linear.db)` row only when the weight needs no gradient.
 //
 // What it saves (docs/PERFORMANCE.md, "Threads"): the relu, add and relu_backward ops of an MLP
 // layer, i.e. two passes over [rows, out] forward and one backward, and the relu output buffer.
@@ -70,18 +71,21 @@ struct Operand {
 
 // One call of the linear kernel, C [m, n] = relu?(a) relu?(b) (+ bias) (* relu'(mask)), as one
 // record of op `linear` (its gradient label, if any, comes from the caller's GradOfGuard).
+// With row_sums, also a's row sums, into a new [m] tensor there.
 Tensor run_linear(const Operand& a, const Operand& b, int64_t m, int64_t n, int64_t k, bool relu_a,
                   bool relu_b, const Tensor& bias, const Operand* mask,
-                  std::initializer_list<const Tensor*> inputs) {
+                  std::initializer_list<const Tensor*> inputs, Tensor* row_sums = nullptr) {
   const Device dev = a.t.device();
   const DType dt = a.t.dtype();
   const auto& kern = op_linear.kernel(dev, dt);
   detail::OpRecordScope rec(op_linear.name(), kern.name.c_str(), dev, inputs, [&] {
     const int64_t relu_elems = (relu_a ? m * k : 0) + (relu_b ? k * n : 0);
-    return costs::linear(m, n, k, relu_elems, bias.defined(), mask != nullptr, a.t.element_size());
+    return costs::linear(m, n, k, relu_elems, bias.defined(), mask != nullptr, row_sums != nullptr,
+                         a.t.element_size());
   });
   Tensor c = detail::empty_like_shape(Dims{m, n}, dt, dev);
-  if (c.numel() == 0 || kern.meta) return c;
+  if (row_sums) *row_sums = detail::empty_like_shape(Dims{m}, dt, dev);
+  if (m == 0 || kern.meta) return c;
   Tensor workspace;
   const int64_t scratch = kernels::linear_workspace(m, n, k, relu_a, relu_b);
   if (kern.tag == kernels::VariantTag::naive && scratch > 0) {
@@ -100,6 +104,7 @@ Tensor run_linear(const Operand& a, const Operand& b, int64_t m, int64_t n, int6
       args.mask = mask->t.data<T>();
       args.mask_rs = mask->rs, args.mask_cs = mask->cs;
     }
+    args.row_sums = row_sums ? row_sums->data<T>() : nullptr;
     args.workspace = workspace.defined() ? workspace.data<T>() : nullptr;
     args.workspace_size = workspace.defined() ? workspace.numel() : 0;
     kern.get<kernels::LinearArgs, T>()(args);
@@ -121,6 +126,38 @@ bool fused_kernel_runs(const Tensor& x, const Tensor& weight) {
   if (x.device() != Device::cpu && x.device() != Device::meta) return false;
   if (detail::autocast_bf16(x, weight)) return false;
   return op_matmul.kernel(Device::cpu, x.dtype()).name == "optimized";
+}
+
+// What backward needs besides the saved x (as [rows, in], strided) and weight.
+struct Geometry {
+  Dims x_shape;
+  int64_t rows, in, out, x_rs, x_cs;
+  bool relu_input;
+};
+
+// dx = (g W) * [x > 0], dW = g^T relu(x) and db = the column sums of g, each where needed.
+void linear_backward(const Geometry& geo, const Tensor& g0, autograd::Grads& gr) {
+  const Tensor g = g0.reshape({geo.rows, geo.out}).contiguous();
+  const Tensor& x = gr.saved(0);
+  const Tensor& w = gr.saved(1);
+  const Operand xo{x, geo.x_rs, geo.x_cs};
+  gr.set(0, "linear.dx", [&] {
+    const Operand go{g, geo.out, 1};
+    const Operand wo{w, w.strides()[0], w.strides()[1]};
+    return run_linear(go, wo, geo.rows, geo.in, geo.out, false, false, Tensor(),
+                      geo.relu_input ? &xo : nullptr, {&g, &w, &x})
+        .reshape(geo.x_shape);
+  });
+  // db in the same call as dW: the row sums of g^T, each thread summing the columns of g that
+  // its block of dW packs, so the bias gradient takes no pass of its own over g on one core
+  // (at two threads g was written by both).
+  Tensor db;
+  gr.set(1, "linear.dw", [&] {
+    const Operand gt{g, 1, geo.out};  // g^T [out, rows]
+    return run_linear(gt, xo, geo.out, geo.in, geo.rows, false, geo.relu_input, Tensor(), nullptr,
+                      {&g, &x}, gr.needs(2) ? &db : nullptr);
+  });
+  gr.set(2, "linear.db", [&] { return db.defined() ? db : sum(g, {0}); });
 }
 
 }  // namespace
@@ -154,28 +191,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool re
   Tensor saved_w = x.requires_grad() ? w : Tensor();
   autograd::record(result, "linear", {&x, &weight, &bias},
                    {autograd::input(saved_x, 0), autograd::input(saved_w, 1)},
-                   [xs = x.shape(), rows, in, out, x_rs, x_cs, relu_input](const Tensor& g0,
-                                                                           autograd::Grads& gr) {
-                     const Tensor g = g0.reshape({rows, out}).contiguous();
-                     const Operand go{g, out, 1};
-                     gr.set(0, "linear.dx", [&] {
-                       const Tensor& ws = gr.saved(1);
-                       const Operand wo{ws, ws.strides()[0], ws.strides()[1]};
-                       const Operand mask{gr.saved(0), x_rs, x_cs};
-                       const Tensor& xs_t = gr.saved(0);
-                       return run_linear(go, wo, rows, in, out, false, false, Tensor(),
-                                         relu_input ? &mask : nullptr, {&g, &ws, &xs_t})
-                           .reshape(xs);
-                     });
-                     gr.set(1, "linear.dw", [&] {
-                       const Tensor& xs_t = gr.saved(0);
-                       const Operand gt{g, 1, out};  // g^T [out, rows]
-                       const Operand xo2{xs_t, x_rs, x_cs};
-                       return run_linear(gt, xo2, out, in, rows, false, relu_input, Tensor(),
-                                         nullptr, {&g, &xs_t});
-                     });
-                     gr.set(2, "linear.db", [&] { return sum(g, {0}); });
-                   });
+                   [geo = Geometry{x.shape(), rows, in, out, x_rs, x_cs, relu_input}](
+                       const Tensor& g, autograd::Grads& gr) { linear_backward(geo, g, gr); });
   return result;
 }
 

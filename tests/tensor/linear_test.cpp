@@ -53,12 +53,14 @@ struct Case {
 
 // 64 x 256 by 10 outputs: the MLP's last layer (its product computed transposed); 2 x 300 by 10:
 // the dot-product form; a vector input and a single row: the one-row path; 67 x 263 by 509:
-// split-k in dx.
+// split-k in dx; 2 inputs: dW (16 x 2) computed transposed, its bias gradient summed apart; one
+// output: dW and db on the one-row path.
 const std::vector<Case> kCases = {
     {{1, 1}, {1, 1}, true},       {{37, 29}, {41, 29}, true},    {{3, 50, 70}, {300, 70}, true},
     {{29}, {7, 29}, true},        {{5, 13}, {11, 13}, false},    {{2, 1, 3, 5}, {2, 5}, true},
     {{130, 8}, {513, 8}, false},  {{64, 256}, {10, 256}, true},  {{2, 300}, {10, 300}, true},
-    {{1, 300}, {257, 300}, true}, {{67, 263}, {509, 263}, true},
+    {{1, 300}, {257, 300}, true}, {{67, 263}, {509, 263}, true}, {{50, 2}, {16, 2}, true},
+    {{7, 5}, {1, 5}, true},
 };
 
 TEST_CASE("linear: both variants equal relu, matmul and add, to the bit") {
@@ -158,10 +160,11 @@ TEST_CASE("linear: gradients equal the composed ops'") {
         if (c.bias) b.zero_grad();
         linear(x, w, b, relu_input).backward(g);
         // dx is the same product and mask as relu_backward(matmul(g, W)): the same bits; dW is
-        // computed as [out, in] here and as its transpose by matmul's backward.
+        // computed as [out, in] here and as its transpose by matmul's backward, and db row by
+        // row in order where the sum op adds in its own order.
         CHECK(max_abs_diff(x.grad(), dx) == 0);
         CHECK(max_abs_diff(w.grad(), dw) < 1e-10);
-        if (c.bias) CHECK(max_abs_diff(b.grad(), db) == 0);
+        if (c.bias) CHECK(max_abs_diff(b.grad(), db) < 1e-10);
         CHECK(w.grad().is_contiguous());
       }
     }
@@ -203,13 +206,16 @@ TEST_CASE("linear: one output buffer where relu, matmul and add allocate three")
 
 TEST_CASE("linear: cost formula, and the profile's rows and labels") {
   // m 6, n 7, k 5: 210 MACs; a ReLU'd A (6 x 5 = 30 elements), a bias on 42 outputs.
-  CHECK(costs::linear(6, 7, 5, 30, true, false, 4) ==
+  CHECK(costs::linear(6, 7, 5, 30, true, false, false, 4) ==
         Cost{420 + 30 + 42, 210, (30 + 35 + 42 + 7) * 4});
   // A mask and no bias, float64.
-  CHECK(costs::linear(6, 7, 5, 0, false, true, 8) == Cost{420 + 42, 210, (30 + 35 + 42 + 42) * 8});
-  CHECK(costs::linear(6, 7, 5, 35, false, false, 4) == Cost{420 + 35, 210, (30 + 35 + 42) * 4});
+  CHECK(costs::linear(6, 7, 5, 0, false, true, false, 8) ==
+        Cost{420 + 42, 210, (30 + 35 + 42 + 42) * 8});
+  // A ReLU'd B (5 x 7) and A's row sums: 6 rows of 4 additions, 6 sums written.
+  CHECK(costs::linear(6, 7, 5, 35, false, false, true, 4) ==
+        Cost{420 + 35 + 24, 210, (30 + 35 + 42 + 6) * 4});
   // The same FLOPs as the ops it replaces: relu 1 per input element, matmul 2 m n k, add 1 per
-  // output; in backward relu_backward 1 per element of dx.
+  // output; in backward relu_backward 1 per element of dx, sum (rows - 1) per bias element.
   Tensor x = randn({2, 3, 5}).set_requires_grad(), w = randn({7, 5}).set_requires_grad();
   Tensor b = randn({7}).set_requires_grad();
   profiler::Session s;
@@ -220,17 +226,34 @@ TEST_CASE("linear: cost formula, and the profile's rows and labels") {
     if (r.kind != profiler::Kind::op) continue;
     const std::string name = std::string(r.op) + (r.grad_of[0] ? std::string(" ") + r.grad_of : "");
     rows.push_back(name);
-    if (name == "linear") CHECK(r.cost == costs::linear(6, 7, 5, 30, true, false, 4));
-    if (name == "linear linear.dx") CHECK(r.cost == costs::linear(6, 5, 7, 0, false, true, 4));
-    if (name == "linear linear.dw") CHECK(r.cost == costs::linear(7, 5, 6, 30, false, false, 4));
+    if (name == "linear") CHECK(r.cost == costs::linear(6, 7, 5, 30, true, false, false, 4));
+    if (name == "linear linear.dx") {
+      CHECK(r.cost == costs::linear(6, 5, 7, 0, false, true, false, 4));
+    }
+    if (name == "linear linear.dw") {
+      CHECK(r.cost == costs::linear(7, 5, 6, 30, false, false, true, 4));
+    }
   }
-  for (const char* want : {"linear", "linear linear.dx", "linear linear.dw", "sum linear.db"}) {
+  for (const char* want : {"linear", "linear linear.dx", "linear linear.dw"}) {
     INFO(want);
     CHECK(std::count(rows.begin(), rows.end(), want) == 1);
   }
-  for (const char* gone : {"relu", "add", "matmul", "relu_backward"}) {
+  // db comes out of dW's call: no row of its own; nor do the ops the layer stands for.
+  for (const char* gone : {"sum linear.db", "relu", "add", "matmul", "relu_backward"}) {
+    INFO(gone);
     CHECK(std::find(rows.begin(), rows.end(), gone) == rows.end());
   }
+  // Without a weight gradient, db is the sum op's.
+  w.set_requires_grad(false);
+  profiler::Session s2;
+  sum(linear(x, w, b, true)).backward();
+  const profiler::Profile& p2 = s2.stop();
+  int db_rows = 0;
+  for (const auto& r : p2.recording.records) {
+    db_rows += r.kind == profiler::Kind::op && std::string(r.grad_of) == "linear.db" &&
+               std::string(r.op) == "sum";
+  }
+  CHECK(db_rows == 1);
 }
 
 TEST_CASE("linear: another matmul variant runs the ops it stands for") {
@@ -295,9 +318,9 @@ TEST_CASE("linear: the meta device gives shapes, costs and memory") {
   CHECK(x.grad().shape() == Dims{8, 16, 32});
   CHECK(w.grad().shape() == Dims{128, 32});
   CHECK(b.grad().shape() == Dims{128});
-  // y, then dx and dW.
+  // y, then dx, dW and db.
   CHECK(allocs_of(p, "linear") ==
-        std::pair<int64_t, int64_t>{3, (128 * 128 + 128 * 32 + 128 * 32) * 4});
+        std::pair<int64_t, int64_t>{4, (128 * 128 + 128 * 32 + 128 * 32 + 128) * 4});
 }
 
 }  // namespace
