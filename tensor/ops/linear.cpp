@@ -14,9 +14,11 @@
 // profile they are rows `linear`, `linear (linear.dx)` and `linear (linear.dw)`; db is a
 // `sum (linear.db)` row only when the weight needs no gradient.
 //
-// What it saves (docs/PERFORMANCE.md, "Threads"): the relu, add and relu_backward ops of an MLP
-// layer, i.e. two passes over [rows, out] forward and one backward, and the relu output buffer.
-// They matter at two threads, where each was a serial op reading what both cores had written.
+// What it saves (docs/PERFORMANCE.md, "Threads"): the relu, add, relu_backward and sum ops of an
+// MLP layer, i.e. two passes over [rows, out] forward and two backward, and the relu output
+// buffer. They matter at two threads, where each was a serial op reading what both cores had
+// written: in the MLP's step at batch 64 they took 30.5 us at 2 threads against 22.7 at 1, and
+// with them gone the 2-thread step is 0.54 of the 1-thread one (1.85x) instead of 0.56.
 //
 // Where the fused kernel cannot run, the op is the ops it stands for, each its own row: on the
 // GPU, under bf16 autocast, and when the matmul op runs another variant than `optimized` (the
