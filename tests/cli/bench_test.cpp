@@ -53,7 +53,8 @@ TEST_CASE("prism compare and prism gate on two bench results: exit codes 0, 1 an
               .code == 0);
   const RunResult c = run_prism("compare a.json b.json", dir.path());
   CHECK_MESSAGE(c.code == 0, c.err);
-  for (const char* s : {"decision:", "quality:", "matmul", "- -> naive", "change: kernels defaults -> matmul=naive"}) {
+  for (const char* s : {"decision:", "quality:", "matmul", "- -> naive",
+                        "change: kernels defaults -> matmul=naive"}) {
     CHECK_MESSAGE(contains(c.out, s), s);
   }
   // The same file against itself passes; exact counters agree.
