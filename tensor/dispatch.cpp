@@ -87,6 +87,32 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   }
 }
 
+void check_linear_operands(const char* op, const Tensor& x, const Tensor& weight,
+                           const Tensor& bias) {
+  check_float(op, x);
+  check_float(op, weight);
+  check_same_dtype(op, x, weight);
+  check_same_device(op, x, weight);
+  const std::string name(op);
+  if (weight.dim() != 2) {
+    throw Error(name + ": weight must be 2-D [out, in], got " + weight.shape().str());
+  }
+  if (x.dim() == 0 || x.size(-1) != weight.size(1)) {
+    throw Error(name + ": input " + x.shape().str() + " must end in " +
+                std::to_string(weight.size(1)) + " features (weight " + weight.shape().str() + ")");
+  }
+  if (bias.defined()) {
+    check_float(op, bias);
+    check_same_dtype(op, x, bias);
+    check_same_device(op, x, bias);
+    if (bias.dim() != 1 || bias.size(0) != weight.size(0)) {
+      throw Error(name + ": bias must be 1-D [" + std::to_string(weight.size(0)) +
+                  "] (one per output of weight " + weight.shape().str() + "), got " +
+                  bias.shape().str());
+    }
+  }
+}
+
 void check_cpu(const char* op, const Tensor& t) {
   if (t.device() != Device::cpu) {
     throw Error(std::string(op) + ": only implemented on the cpu, got a " +

@@ -80,6 +80,10 @@ void check_float(const char* op, const Tensor& t);
 void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 void check_cpu(const char* op, const Tensor& t);
+// A linear layer's operands (linear, linear_gelu): float x [..., in], weight [out, in] and an
+// undefined or [out] bias, all of one dtype and device.
+void check_linear_operands(const char* op, const Tensor& x, const Tensor& weight,
+                           const Tensor& bias);
 
 // A new, contiguous, uninitialised tensor on the same device as `like`.
 Tensor empty_like_shape(const Dims& shape, DType dtype, Device device);

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "kernels/types.h"
+#include "profiler/session.h"
 #include "tensor/autograd/gradcheck.h"
 
 namespace prism::testing {
@@ -39,6 +42,29 @@ std::string info_text(const Ts&... parts) {
   std::ostringstream s;
   (s << ... << parts);
   return s.str();
+}
+
+// The largest |a - b| over the elements of two tensors of one shape, read as float64. A NaN
+// facing a number counts as infinitely far; two NaNs are equal (both kernels let it through).
+inline double max_abs_diff(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  const std::vector<double> x = a.to_vector(), y = b.to_vector();
+  double m = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) != std::isnan(y[i])) return INFINITY;
+    if (!std::isnan(x[i])) m = std::max(m, std::abs(x[i] - y[i]));
+  }
+  return m;
+}
+
+// (allocations, bytes) of the op records named `op` in a profile.
+inline std::pair<int64_t, int64_t> allocs_of(const profiler::Profile& p, const char* op) {
+  int64_t n = 0, bytes = 0;
+  for (const auto& r : p.recording.records) {
+    if (r.kind == profiler::Kind::op && std::string(r.op) == op)
+      n += r.allocs, bytes += r.alloc_bytes;
+  }
+  return {n, bytes};
 }
 
 inline bool contains(const std::string& s, const std::string& part) {

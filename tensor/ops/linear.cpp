@@ -40,31 +40,6 @@ namespace {
 detail::OpHandle op_linear("linear");
 detail::OpHandle op_matmul("matmul");
 
-void check_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const char* op = "linear";
-  detail::check_float(op, x);
-  detail::check_float(op, weight);
-  detail::check_same_dtype(op, x, weight);
-  detail::check_same_device(op, x, weight);
-  if (weight.dim() != 2) {
-    throw Error("linear: weight must be 2-D [out, in], got " + weight.shape().str());
-  }
-  if (x.dim() == 0 || x.size(-1) != weight.size(1)) {
-    throw Error("linear: input " + x.shape().str() + " must end in " +
-                std::to_string(weight.size(1)) + " features (weight " + weight.shape().str() + ")");
-  }
-  if (bias.defined()) {
-    detail::check_float(op, bias);
-    detail::check_same_dtype(op, x, bias);
-    detail::check_same_device(op, x, bias);
-    if (bias.dim() != 1 || bias.size(0) != weight.size(0)) {
-      throw Error("linear: bias must be 1-D [" + std::to_string(weight.size(0)) +
-                  "] (one per output of weight " + weight.shape().str() + "), got " +
-                  bias.shape().str());
-    }
-  }
-}
-
 // A 2-D operand as the kernel reads it: data and strides.
 struct Operand {
   Tensor t;
@@ -165,7 +140,7 @@ void linear_backward(const Geometry& geo, const Tensor& g0, autograd::Grads& gr)
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_input) {
-  check_linear(x, weight, bias);
+  detail::check_linear_operands("linear", x, weight, bias);
   if (!fused_kernel_runs(x, weight)) return composed_linear(x, weight, bias, relu_input);
   const int64_t in = weight.size(1), out = weight.size(0);
   // x as [rows, in]: a strided view when its leading dims merge, else a copy.

@@ -34,31 +34,11 @@ namespace {
 detail::OpHandle op_linear_gelu("linear_gelu");
 detail::OpHandle op_gelu_grad("gelu_backward");
 
+// The linear layer's operands, and at least one feature in and out.
 void check_linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const char* op = "linear_gelu";
-  detail::check_float(op, x);
-  detail::check_float(op, weight);
-  detail::check_same_dtype(op, x, weight);
-  detail::check_same_device(op, x, weight);
-  if (weight.dim() != 2) {
-    throw Error("linear_gelu: weight must be 2-D [out, in], got " + weight.shape().str());
-  }
-  if (x.dim() == 0 || x.size(-1) != weight.size(1)) {
-    throw Error("linear_gelu: input " + x.shape().str() + " must end in " +
-                std::to_string(weight.size(1)) + " features (weight " + weight.shape().str() + ")");
-  }
+  detail::check_linear_operands("linear_gelu", x, weight, bias);
   if (weight.size(1) == 0 || weight.size(0) == 0) {
     throw Error("linear_gelu: weight " + weight.shape().str() + " has no features");
-  }
-  if (bias.defined()) {
-    detail::check_float(op, bias);
-    detail::check_same_dtype(op, x, bias);
-    detail::check_same_device(op, x, bias);
-    if (bias.dim() != 1 || bias.size(0) != weight.size(0)) {
-      throw Error("linear_gelu: bias must be 1-D [" + std::to_string(weight.size(0)) +
-                  "] (one per output of weight " + weight.shape().str() + "), got " +
-                  bias.shape().str());
-    }
   }
 }
 

@@ -22,11 +22,13 @@
 #include "tensor/ops.h"
 #include "tensor/random.h"
 #include "tests/nn/nn_test_util.h"
+#include "tests/test_util.h"
 
 namespace {
 
 using prism::DType;
 using prism::Tensor;
+using prism::testing::max_abs_diff;
 namespace nn = prism::nn;
 
 // A tiny GPT: 2 layers, 4 heads of size 4, context 48, vocabulary 11, no dropout.
@@ -49,14 +51,6 @@ void spread_weights(nn::GPT& m) {
 int64_t kv_live_bytes() {
   return prism::profiler::memory_stats(0)
       .live_by_role[static_cast<size_t>(prism::MemRole::kv_cache)];
-}
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  const auto x = a.to_vector<double>(), y = b.to_vector<double>();
-  REQUIRE(x.size() == y.size());
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
 }
 
 // Cached logits (a prefill of 5, a chunk of 3 onto the filled cache, then one token at a time

@@ -26,16 +26,9 @@ namespace {
 using profiler::Cost;
 using testing::contains;
 using testing::error_of;
+using testing::max_abs_diff;
 
 const char* const kVariants[] = {"naive", "flash"};
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  const std::vector<double> x = a.to_vector(), y = b.to_vector();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
 
 // The additive causal mask [lq, lk]: -inf where j > i.
 Tensor causal_mask(int64_t lq, int64_t lk, DType dt) {

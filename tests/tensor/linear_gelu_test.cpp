@@ -21,18 +21,12 @@ namespace prism {
 namespace {
 
 using profiler::Cost;
+using testing::allocs_of;
 using testing::contains;
 using testing::error_of;
+using testing::max_abs_diff;
 
 const char* const kVariants[] = {"unfused", "fused"};
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  const std::vector<double> x = a.to_vector(), y = b.to_vector();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
-  return m;
-}
 
 Tensor chain(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor z = matmul(x, w.transpose(0, 1));
@@ -119,16 +113,6 @@ TEST_CASE("linear_gelu: gradients equal the chain's") {
     CHECK(max_abs_diff(b.grad(), db) < 1e-10);
     CHECK(w.grad().is_contiguous());
   }
-}
-
-// (allocations, bytes) of all records named `op` in p.
-std::pair<int64_t, int64_t> allocs_of(const profiler::Profile& p, const char* op) {
-  int64_t n = 0, bytes = 0;
-  for (const auto& r : p.recording.records) {
-    if (r.kind == profiler::Kind::op && std::string(r.op) == op)
-      n += r.allocs, bytes += r.alloc_bytes;
-  }
-  return {n, bytes};
 }
 
 TEST_CASE("linear_gelu: one output buffer where the chain allocates three") {

@@ -24,21 +24,12 @@ namespace prism {
 namespace {
 
 using profiler::Cost;
+using testing::allocs_of;
 using testing::contains;
 using testing::error_of;
+using testing::max_abs_diff;
 
 const char* const kVariants[] = {"unfused", "fused"};
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  const std::vector<double> x = a.to_vector(), y = b.to_vector();
-  double m = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i]) != std::isnan(y[i])) return std::numeric_limits<double>::infinity();
-    if (!std::isnan(x[i])) m = std::max(m, std::abs(x[i] - y[i]));
-  }
-  return m;
-}
 
 // What the op stands for: the ops one after the other.
 Tensor composed(const Tensor& x, const Tensor& w, const Tensor& b, bool relu_input) {
@@ -169,16 +160,6 @@ TEST_CASE("linear: gradients equal the composed ops'") {
       }
     }
   }
-}
-
-// (allocations, bytes) of all records named `op` in p.
-std::pair<int64_t, int64_t> allocs_of(const profiler::Profile& p, const char* op) {
-  int64_t n = 0, bytes = 0;
-  for (const auto& r : p.recording.records) {
-    if (r.kind == profiler::Kind::op && std::string(r.op) == op)
-      n += r.allocs, bytes += r.alloc_bytes;
-  }
-  return {n, bytes};
 }
 
 TEST_CASE("linear: one output buffer where relu, matmul and add allocate three") {
