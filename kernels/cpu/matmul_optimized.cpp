@@ -580,6 +580,11 @@ void run(const Problem<T>& p) {
     return;
   }
   const Grid grid = choose_grid(threads, units_m, units_n, MR, NR, p.k);
+  // The path is chosen for the whole product, not block by block, so that every element is
+  // summed the same way at any thread count: a grid can leave a one-row block, or blocks small
+  // enough for the dot form, where one thread would run the loop nest over all of C.
+  const bool gemv_path = p.m == 1 && p.c_cs == 1;
+  const bool dot_path = !gemv_path && dot_form(p);
 
   // Block t of the grid: row units [u0, u1) (possibly spanning batches), columns [c0, c1).
   auto run_block = [&](int t) {
@@ -599,11 +604,11 @@ void run(const Problem<T>& p) {
       block.m = r1 - r0;
       block.n = c1 - c0;
       if (tj > 0) block.row_sums = nullptr;  // the first column of blocks sums A's rows
-      if (block.m == 1 && block.c_cs == 1) {
+      if (gemv_path) {
         const Problem<T> plain = without_prologue(block);
         gemv_block(plain);
         if (plain.row_sums) row_sums_direct(plain, 0, plain.m);
-      } else if (dot_form(block)) {
+      } else if (dot_path) {
         const Problem<T> plain = without_prologue(block);
         dot_block(plain);
         if (plain.row_sums) row_sums_direct(plain, 0, plain.m);

@@ -20,7 +20,7 @@
 //   add, relu, copy  131072 elements (0.73)                     65536
 //   gelu, exp, tanh    4096 elements (0.81)                      2048
 //   softmax rows       2048 elements (0.86)                      1024
-//   Adam update        2048 parameters (0.79)                    1024
+//   Adam update        2048 parameters (0.84)                    1024
 //   SGD update         8192 parameters (0.68)                    4096
 // Convolution splits whole images (kernels/args.h, conv_chunks: 2^18 multiply-adds a chunk, some
 // 5 us of GEMM, several region costs).

@@ -7,8 +7,9 @@
 // Each layer is one fused op, prism::linear (nn/layers/linear.h, LinearOptions): fc1 adds its
 // bias inside the GEMM, and each later layer also applies the ReLU between it and the layer
 // below to its input as the GEMM reads it, so the ReLUs are not modules or ops of their own.
-// The arithmetic is that of relu, matmul and add one after the other, to the bit; what goes
-// is their passes over memory, which cost most at two threads (docs/PERFORMANCE.md, "Threads").
+// The forward is relu, matmul and add one after the other, to the bit (the gradients add in
+// other orders, within rounding); what goes is their passes over memory, which cost most at two
+// threads (docs/PERFORMANCE.md, "Threads").
 // `--kernel linear=unfused` runs the same layers as passes, and any matmul variant other than
 // `optimized` makes them the separate ops again (tensor/ops/linear.cpp).
 //

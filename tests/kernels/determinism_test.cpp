@@ -156,6 +156,19 @@ std::vector<Case> cases() {
                  return forward_backward({randn({67, 509}), randn({509, 197})},
                                          [](const V& in) { return matmul(in[0], in[1]); });
                }});
+  // The grid at 2 threads cuts 15 rows into 14 + 1 and a 20 x 32 product over a long k into
+  // blocks small enough for the dot form; each block still takes the whole product's path.
+  c.push_back({"matmul, a one-row block", {"matmul"}, [=] {
+                 seeded(25);
+                 return forward_backward({randn({15, 9001}), randn({9001, 32})},
+                                         [](const V& in) { return matmul(in[0], in[1]); });
+               }});
+  c.push_back({"matmul, blocks of the dot form", {"matmul"}, [=] {
+                 seeded(26);
+                 return forward_backward({randn({20, 8192}), randn({32, 8192})}, [](const V& in) {
+                   return matmul(in[0], in[1].transpose(0, 1));
+                 });
+               }});
   c.push_back({"linear_gelu, two row tiles", {"linear_gelu"}, [=] {
                  seeded(21);
                  return forward_backward(
