@@ -321,13 +321,21 @@ void gemm_block(const Problem<T>& p, bool accumulate_into_c = false) {
       // sliver, which needs the zero padding.
       const int64_t in_place = direct_b ? nc / NR * NR : 0;
       if (in_place < nc) {
-        const auto pack_b = p.relu_b ? pack_slivers<NR, true, T> : pack_slivers<NR, false, T>;
-        pack_b(b_block + in_place * p.b_cs, p.b_cs, p.b_rs, nc - in_place, kc, bpack);
+        const T* src = b_block + in_place * p.b_cs;
+        if (p.relu_b) {
+          pack_slivers<NR, true>(src, p.b_cs, p.b_rs, nc - in_place, kc, bpack);
+        } else {
+          pack_slivers<NR, false>(src, p.b_cs, p.b_rs, nc - in_place, kc, bpack);
+        }
       }
       for (int64_t ic = 0; ic < p.m; ic += blk.mc) {
         const int64_t mc = std::min(blk.mc, p.m - ic);
-        const auto pack_a = p.relu_a ? pack_slivers<MR, true, T> : pack_slivers<MR, false, T>;
-        pack_a(p.a + ic * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, mc, kc, apack);
+        const T* src = p.a + ic * p.a_rs + pc * p.a_cs;
+        if (p.relu_a) {
+          pack_slivers<MR, true>(src, p.a_rs, p.a_cs, mc, kc, apack);
+        } else {
+          pack_slivers<MR, false>(src, p.a_rs, p.a_cs, mc, kc, apack);
+        }
         if (p.row_sums && jc == 0) {  // A is packed again for each panel of B: sum it once
           if (pc == 0) std::fill(p.row_sums + ic, p.row_sums + ic + mc, T(0));
           add_packed_row_sums<MR>(apack, mc, kc, p.row_sums + ic);
