@@ -25,7 +25,9 @@
 //     front end; a reduction over zero columns never reaches a kernel (sum gives 0, mean, max
 //     and argmax refuse); softmax, the norms, conv2d, pooling and attention with no elements
 //     return first. So a row, a dot product or a window that reaches one of these kernels is
-//     never empty.
+//     never empty. The named exception is linear, whose epilogue has work even when the product
+//     is empty: its kernels take k = 0 (C = 0, then bias and mask) and n = 0 (A's row sums
+//     alone); m = 0 returns in the front end.
 //   - Threads. A CPU kernel may use OpenMP (the caller has set the thread count); a CUDA kernel
 //     queues its work on prism's one stream and returns without waiting.
 #pragma once

@@ -283,6 +283,13 @@ TEST_CASE("linear: empty sizes") {
           std::vector<double>{1, -2, 3, 1, -2, 3});
     CHECK(linear(zeros({0, 4}, DType::f64), zeros({3, 4}, DType::f64), b, true).shape() ==
           Dims{0, 3});
+    // Backward with no input features: dW is [3, 0], db still sums g over the rows.
+    Tensor w0 = zeros({3, 0}, DType::f64).set_requires_grad();
+    Tensor b0 = from_vector(std::vector<double>{1.0, -2.0, 3.0}, {3}).set_requires_grad();
+    linear(zeros({2, 0}, DType::f64), w0, b0, true)
+        .backward(from_vector(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3}));
+    CHECK(w0.grad().shape() == Dims{3, 0});
+    CHECK(b0.grad().to_vector() == std::vector<double>{5, 7, 9});
   }
 }
 
