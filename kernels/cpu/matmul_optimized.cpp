@@ -240,7 +240,8 @@ void add_packed_row_sums(const T* apack, int64_t rows, int64_t kc, T* sums) {
 // instead, in the calling thread's packing buffer, laid out along the same unit stride, so they
 // take the same path, in the same order, as they would on the ReLU'd tensor.
 template <class T>
-const T* relu_copy(const T* src, int64_t rows, int64_t cols, int64_t& rs, int64_t& cs, T* dst) {
+const T* relu_copy_in_layout(const T* src, int64_t rows, int64_t cols, int64_t& rs, int64_t& cs,
+                             T* dst) {
   const math::Relu relu;
   const bool by_column = rs == 1 && cs != 1;  // keep a unit row stride where it was
   for (int64_t i = 0; i < rows; ++i) {
@@ -256,8 +257,8 @@ const T* relu_copy(const T* src, int64_t rows, int64_t cols, int64_t& rs, int64_
 template <class T>
 Problem<T> without_prologue(Problem<T> p) {
   ThreadBuffers<T>& buf = thread_buffers<T>();
-  if (p.relu_a) p.a = relu_copy(p.a, p.m, p.k, p.a_rs, p.a_cs, buf.a.get(p.m * p.k));
-  if (p.relu_b) p.b = relu_copy(p.b, p.k, p.n, p.b_rs, p.b_cs, buf.b.get(p.k * p.n));
+  if (p.relu_a) p.a = relu_copy_in_layout(p.a, p.m, p.k, p.a_rs, p.a_cs, buf.a.get(p.m * p.k));
+  if (p.relu_b) p.b = relu_copy_in_layout(p.b, p.k, p.n, p.b_rs, p.b_cs, buf.b.get(p.k * p.n));
   p.relu_a = p.relu_b = false;
   return p;
 }
