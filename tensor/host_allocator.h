@@ -11,9 +11,21 @@
 //
 // How. Requests of at least kMinCachedBytes are rounded up to a size class (eight classes per
 // power of two, so at most 12.5% is wasted) and served from that class's free list when it has
-// a buffer; freed buffers go back to their list while the cache holds less than its limit
-// (PRISM_HOST_CACHE_MB, default 1024), else back to the C library. Smaller requests go straight
-// to aligned_alloc: glibc's own bins serve them well.
+// a buffer; freed buffers go back to their list.
+//
+// How much it keeps. Not a fixed figure: a fixed 1 GiB was a tenth of the step's time in page
+// faults for GPT-2 small (its step frees 2.5 GB of buffers, many 50-150 MB each), and would be
+// waste for a model that never holds 100 MB. The rule instead: the bytes held, live plus
+// cached, never exceed 1.25 times the most the program's tensors ever held live at once (or
+// PRISM_HOST_CACHE_MB, default 256, if that is larger). A training step asks for the same
+// buffers every step, so the cache then serves all of them without letting the resident set
+// grow much past the step's own peak (the quarter is slack for buffers cached at the peak that
+// the peak does not use: host_allocator.cpp); when the sizes change (another batch size), a miss
+// that would cross the bound first frees cached buffers of other sizes.
+//
+// Buffers of at least kHugeBytes are aligned to 2 MiB and offered to the kernel's transparent
+// huge pages (madvise): one fault per 2 MiB instead of per 4 KiB when they are first touched,
+// and fewer TLB misses in a GEMM that strides over a 150 MB weight.
 //
 // The profiler's memory tracker counts what tensors ask for (tensor/storage.cpp), not what
 // this cache holds, so a profile's "allocs" are the same with the cache on or off.
@@ -29,6 +41,8 @@ namespace prism::host_allocator {
 
 inline constexpr size_t kAlignment = 64;  // a cache line, and one AVX-512 register
 inline constexpr size_t kMinCachedBytes = 16 * 1024;
+inline constexpr size_t kHugeBytes = size_t{4} << 20;  // madvise(MADV_HUGEPAGE) from here on
+inline constexpr size_t kHugePage = size_t{2} << 20;
 
 // A 64-byte aligned buffer of at least `nbytes` (> 0) bytes; nullptr when out of memory.
 void* allocate(size_t nbytes);
@@ -40,9 +54,12 @@ void release(void* p, size_t nbytes);
 size_t size_class(size_t nbytes);
 
 struct Stats {
-  int64_t cached_bytes = 0;  // held in free lists now
-  int64_t hits = 0;          // requests served from the cache
-  int64_t misses = 0;        // cacheable requests that went to the C library
+  int64_t cached_bytes = 0;     // held in free lists now
+  int64_t hits = 0;             // requests served from the cache
+  int64_t misses = 0;           // cacheable requests that went to the C library
+  int64_t live_bytes = 0;       // cacheable buffers handed out and not yet released (size classes)
+  int64_t peak_live_bytes = 0;  // the most live_bytes has been
+  int64_t bound_bytes = 0;      // live + cached never exceed this: max(peak live, the floor)
   bool enabled = false;
 };
 Stats stats();

@@ -104,6 +104,13 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
   return c;
 }
 
+// Whether the dims before `t`'s last merge into one run of rows with a single stride, so that
+// t.reshape({-1, k}) is a view (a contiguous activation [B, T, C] is; a permuted one may not be).
+bool rows_merge(const Tensor& t) {
+  Dims shape(t.shape().data(), t.dim() - 1), strides(t.strides().data(), t.dim() - 1);
+  return detail::make_layout(shape, strides).ndim <= 1;
+}
+
 // A 2-D view whose rows are adjacent in memory (a transposed contiguous matrix).
 bool is_transposed(const Tensor& t) {
   return t.dim() == 2 && t.strides()[0] == 1 && t.strides()[1] != 1 && t.shape()[0] > 1;
@@ -126,6 +133,17 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   }
   // Under prism::Autocast(DType::bf16): the bf16 GEMM with float32 results (tensor/autocast.h).
   if (detail::autocast_bf16(a, b)) return detail::autocast_matmul(a, b);
+  // [batch..., m, k] @ [k, n], a layer's activations times its weight: the batch dims are only
+  // more rows, so the product is one GEMM of batch*m rows (the weight packed once, not once per
+  // batch entry). Its backward then is one GEMM each as well: dB = A^T g sums over all the rows
+  // in its k loop, where the batched form made one [k, n] product per batch entry and a separate
+  // sum over them (and handed a transposed weight's gradient back strided, which the leaf then
+  // had to copy). The reshapes are views, recorded like any other, so gradients flow through.
+  if (b.dim() == 2 && a.dim() >= 3 && rows_merge(a)) {
+    Dims out_shape(a.shape().data(), a.dim() - 1);
+    out_shape.push_back(b.shape()[1]);
+    return matmul(a.reshape({-1, ka}), b).reshape(out_shape);
+  }
   // NumPy rules for vectors: [k] is a row on the left, a column on the right.
   Tensor a2 = a.dim() == 1 ? a.detach().unsqueeze(0) : a.detach();
   Tensor b2 = b.dim() == 1 ? b.detach().unsqueeze(1) : b.detach();
