@@ -52,6 +52,12 @@ Tensor sigmoid(const Tensor& x);
 // SiLU / Swish (Elfwing et al., 2018): x sigmoid(x), the gate of SwiGLU. Its gradient is one op,
 // silu_backward(x, g) = g s (1 + x (1 - s)) with s = sigmoid(x).
 Tensor silu(const Tensor& x);
+// dst += src in place: same shape, dtype and device; dst contiguous, src any strides; dst must
+// not overlap src unless it is src itself. Recorded as op "add_into" with add's cost
+// and kernel, and no allocation. The autograd engine sums gradients with it (a leaf's .grad, a
+// node's pending gradient). Like copy_into it records no gradient: refused while grad mode is
+// on and src requires grad.
+void add_into(const Tensor& dst, const Tensor& src);
 
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);

@@ -53,9 +53,10 @@ template <class T, class F>
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = F{}(x[i]);
 }
+// `out` may be `a` itself (add_into: dst += src), so those two are not __restrict; the simd
+// pragma alone lets the loop vectorise (each out[i] is written after a[i] and b[i] are read).
 template <class T, class F>
-[[gnu::noinline]] void binary_run(const T* __restrict a, const T* __restrict b, T* __restrict out,
-                                  int64_t n) {
+[[gnu::noinline]] void binary_run(const T* a, const T* __restrict b, T* out, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = F{}(a[i], b[i]);
 }

@@ -47,6 +47,7 @@ void check_grad_matches(const char* op, const Tensor& g, const Dims& shape, DTyp
 
 void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
   check_grad_matches(op, g, leaf.shape, leaf.dtype);
+  if (g.impl_ptr() == leaf.grad) return;  // the op added into .grad itself (accumulation_target)
   if (!leaf.grad) {
     // .grad must be a dense buffer of the leaf's own, which a user or an optimizer can read
     // with data<T>() and change in place. An incoming gradient often is not: sum's is a
@@ -60,6 +61,11 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
       profiler::GradOfGuard label("accumulate grad");
       leaf.grad = clone(g).impl_ptr();
     }
+  } else if (accumulation_buffer(leaf.grad)) {
+    // A second contribution (a tied weight, a parameter used twice, gradient accumulation over
+    // micro-batches): summed into the buffer that exists, no new one.
+    profiler::GradOfGuard label("accumulate grad");
+    add_into(Tensor(leaf.grad), g);
   } else {
     profiler::GradOfGuard label("accumulate grad");
     leaf.grad = add(Tensor(leaf.grad), g).impl_ptr();
@@ -67,6 +73,24 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
 }
 
 }  // namespace
+
+bool accumulation_buffer(const std::shared_ptr<TensorImpl>& t) {
+  if (!t || t.use_count() != 1 || !t->storage || t->storage.use_count() != 1) return false;
+  if (t->offset != 0) return false;
+  int64_t expected = 1;  // contiguous, as Tensor::is_contiguous decides it
+  for (int i = t->shape.size() - 1; i >= 0; --i) {
+    if (t->shape[i] != 1 && t->strides[i] != expected) return false;
+    expected *= t->shape[i];
+  }
+  return true;
+}
+
+Tensor Grads::accumulation_target(int i) const {
+  if (!needs(i)) return Tensor();
+  const Edge& e = node_.next()[static_cast<size_t>(i)];
+  if (!e.leaf || !accumulation_buffer(e.leaf->grad)) return Tensor();
+  return Tensor(e.leaf->grad);
+}
 
 GradReadyHook::GradReadyHook(std::function<void(const TensorImpl& leaf)> fn)
     : fn_(std::move(fn)), saved_(t_grad_ready) {
@@ -174,6 +198,11 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
         auto it = pending.find(m);
         if (it == pending.end() || !it->second.defined()) {
           pending[m] = gi;
+        } else if (accumulation_buffer(it->second.impl_ptr())) {
+          // A tensor used twice (the residual stream, q, k and v of one buffer): the second
+          // gradient is added into the first, which only this sum holds.
+          profiler::GradOfGuard label("accumulate grad");
+          add_into(it->second, gi);
         } else {
           profiler::GradOfGuard label("accumulate grad");
           it->second = add(it->second, gi);

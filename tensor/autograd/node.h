@@ -41,6 +41,12 @@ class Grads {
   // Saved tensor i, in the order the op's record() call listed them (undefined if the op saved
   // an undefined tensor there).
   const Tensor& saved(int i) const;
+  // The buffer input i's gradient may be added into, if there is one: input i is a leaf whose
+  // .grad already exists and is prism's alone to write (accumulation_buffer()). An op whose
+  // gradient is a sparse update (index_select's: a few rows of a 50257 x 768 table) adds its
+  // rows there and returns that very tensor from set()'s function; the engine then adds
+  // nothing. Undefined otherwise: make a fresh gradient as usual.
+  Tensor accumulation_target(int i) const;
 
  private:
   const Node& node_;
@@ -120,6 +126,13 @@ bool should_record(std::initializer_list<const Tensor*> inputs);
 // The non-template part of record(); call record() instead.
 void attach_node(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
                  std::initializer_list<SaveSpec> saved, BackwardFn fn);
+
+// Whether gradient buffer `t` may be summed into in place: dense (contiguous, its storage from
+// offset 0) and held by nobody else (use counts of 1 from its one holder: a leaf's .grad, the
+// engine's pending sum). A gradient the caller still holds (a user's `auto g = p.grad()`) or
+// that is a view of another (a bucket's slice, add's one gradient handed to both inputs) is
+// never written: it is replaced by a fresh sum instead.
+bool accumulation_buffer(const std::shared_ptr<TensorImpl>& t);
 
 // Runs backward from `root` (tensor/autograd/engine.cpp).
 void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);

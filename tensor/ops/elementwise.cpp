@@ -4,6 +4,7 @@
 // elements once + the output. Gradients of a broadcast input are summed back to its shape
 // (sum_to), which the profile shows as a "sum" row in the backward phase.
 #include "kernels/costs.h"
+#include "tensor/autograd/grad_mode.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
@@ -95,6 +96,36 @@ Tensor add(const Tensor& a, const Tensor& b) {
                      gr.set(1, "add.db", [&] { return sum_to(g, sb); });
                    });
   return out;
+}
+
+void add_into(const Tensor& dst, const Tensor& src) {
+  detail::check_defined("add_into", dst);
+  detail::check_defined("add_into", src);
+  detail::check_float("add_into", dst);
+  detail::check_same_dtype("add_into", dst, src);
+  detail::check_same_device("add_into", dst, src);
+  if (!(dst.shape() == src.shape())) {
+    throw Error("add_into: cannot add " + src.shape().str() + " into " + dst.shape().str() +
+                " (the shapes must be equal)");
+  }
+  if (!dst.is_contiguous()) {
+    throw Error("add_into: dst " + dst.shape().str() + " must be contiguous (it is written in place)");
+  }
+  if (grad_enabled() && src.requires_grad()) {
+    throw Error("add_into: src " + src.shape().str() +
+                " requires grad, but an in-place add records no gradient; use NoGrad");
+  }
+  const auto& k = op_add.kernel(dst.device(), dst.dtype());
+  // add's bytes: dst and src read once, dst written once (3 n elements for contiguous ones).
+  detail::OpRecordScope rec("add_into", k.name.c_str(), dst.device(), {&dst, &src}, [&] {
+    return costs::elementwise(dst.shape(), costs::elementwise_steps("add"),
+                              dst.nbytes() + src.nbytes(), dst.element_size());
+  });
+  // The kernel reads a[i] and b[i] before it writes out[i], so out may be a itself.
+  if (dst.dtype() == DType::f32)
+    run_binary<float>(k, dst, src, dst);
+  else
+    run_binary<double>(k, dst, src, dst);
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {

@@ -170,8 +170,15 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
                            "index_add", kk.name.c_str(), g.device(), {&g, &idx}, [&] {
                              return costs::scatter_add(idx.numel(), g.numel(), g.element_size());
                            });
-                       DefaultDevice on(g.device());
-                       Tensor z = zeros(xs, g.dtype());
+                       // The rows are added into the table's .grad when it already has one (a
+                       // tied embedding: the LM head's GEMM wrote it first): a sparse update of
+                       // idx.numel() rows instead of zero-filling and then adding a whole
+                       // [vocab, D] table (154 MB each for GPT-2 small).
+                       Tensor z = gr.accumulation_target(0);
+                       if (!z.defined()) {
+                         DefaultDevice on(g.device());
+                         z = zeros(xs, g.dtype());
+                       }
                        if (g.dtype() == DType::f32)
                          run_index_select<float>(kk, gc, ic, z, o, nn, in, d);
                        else
