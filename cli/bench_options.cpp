@@ -7,8 +7,16 @@ namespace prism::cli {
 analysis::BenchOptions bench_options(const BenchCliOptions& o) {
   analysis::BenchOptions b;
   b.model = o.model;
+  if (o.mode == "decode") {
+    throw UsageError(
+        "--mode decode: only `prism bench MODEL --mode decode` runs it (one sequence at batch "
+        "1, not a batch sweep to compare or gate)");
+  }
   if (o.mode != "infer" && o.mode != "train") {
-    throw UsageError("--mode: expected infer or train, got '" + o.mode + "'");
+    throw UsageError("--mode: expected infer, train or decode, got '" + o.mode + "'");
+  }
+  if (o.prompt_tokens > 0 || o.new_tokens > 0) {
+    throw UsageError("--prompt-tokens and --tokens are for --mode decode");
   }
   b.mode = o.mode == "infer" ? analysis::BenchMode::infer : analysis::BenchMode::train;
   if (!o.checkpoint.empty()) {  // before any data is loaded

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "analysis/bench_report.h"
+#include "analysis/decode_bench.h"
 #include "analysis/environment.h"
 #include "analysis/run_record.h"
 #include "cli/bench_options.h"
@@ -12,6 +13,51 @@
 #include "profiler/reports.h"
 
 namespace prism::cli {
+
+namespace {
+
+// `--mode decode` (analysis/decode_bench.h): one sequence at batch 1, so the batch sweep's
+// flags have nothing to act on; each is refused by name rather than ignored.
+int run_decode(const BenchCliOptions& o) {
+  const BenchCliOptions defaults;
+  auto refuse = [](bool given, const char* flag, const char* why) {
+    if (given) throw UsageError(std::string(flag) + ": not with --mode decode (" + why + ")");
+  };
+  refuse(!o.batches.empty() && o.batches != std::vector<int64_t>{1}, "--batch",
+         "decoding runs at batch 1");
+  refuse(!o.qps.empty(), "--qps", "the server scenario serves --mode infer");
+  refuse(o.model_off, "--model-off", "it times a data pipeline");
+  refuse(o.counters, "--counters", "decode has no profiled window");
+  refuse(!o.data.empty(), "--data", "the prompt is random token ids");
+  refuse(o.precision != "fp32", "--precision", "decode runs fp32");
+  refuse(!o.load_path.empty(), "--load", "decode times random weights");
+  refuse(!o.checkpoint.empty(), "--checkpoint", "there is no backward");
+  refuse(o.device != "cpu", "--device", "decode runs on the cpu");
+  refuse(o.warmup != defaults.warmup, "--warmup", "one untimed sequence runs first");
+  refuse(o.duration_s != defaults.duration_s, "--duration", "--iters sets the timed sequences");
+  analysis::DecodeOptions d;
+  d.model = o.model;
+  if (o.prompt_tokens > 0) d.prompt = o.prompt_tokens;
+  if (o.new_tokens > 0) d.tokens = o.new_tokens;
+  if (o.iters > 0) d.sequences = o.iters;
+  d.seed = o.seed;
+  d.peak = !o.no_peak;
+  d.model_options.block_size = o.block_size;
+  try {
+    analysis::check_decode_options(d);  // before the machine's figures or the model
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  const analysis::DecodeResult r = analysis::run_decode_bench(d);
+  std::fputs(analysis::format_decode(r).c_str(), stdout);
+  if (!o.json_path.empty()) {
+    profiler::write_text_file(o.json_path, analysis::decode_to_json(r).dump(1) + "\n");
+    std::printf("wrote %s\n", o.json_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
 
 int run_bench(const BenchCliOptions& o) {
   // Before anything else touches memory: what the binary and its libraries hold.
@@ -21,6 +67,7 @@ int run_bench(const BenchCliOptions& o) {
   apply_kernel_flags(o.kernels);
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   check_model_name(o.model);  // before a data set is loaded
+  if (o.mode == "decode") return run_decode(o);
   if (o.model_off) {
     // The input pipeline alone: usage errors before a data set is loaded.
     if (o.data.empty()) {

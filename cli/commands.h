@@ -126,7 +126,7 @@ int run_lab(const LabCliOptions& opts);
 // `prism bench MODEL`: latency, throughput and memory of a model (cmd_bench.cpp).
 struct BenchCliOptions {
   std::string model;
-  std::string mode = "infer";    // infer | train
+  std::string mode = "infer";    // infer | train | decode (bench only)
   std::vector<int64_t> batches;  // empty: 1,8,64
   int threads = 0;
   int warmup = 5;
@@ -147,8 +147,10 @@ struct BenchCliOptions {
   bool model_off = false;  // --model-off: the input pipeline alone, the model replaced
   std::string json_path;
   std::string precision = "fp32";  // --precision: fp32 | bf16 | int8 (int8: infer only)
-  std::string load_path;  // --load: fp32 weights (train --save) or, with int8, quantize's output
-  std::string checkpoint;          // --checkpoint: "" | blocks | every-N (train only)
+  std::string load_path;   // --load: fp32 weights (train --save) or, with int8, quantize's output
+  std::string checkpoint;  // --checkpoint: "" | blocks | every-N (train only)
+  int64_t prompt_tokens = 0;  // --prompt-tokens (decode; 0: 64)
+  int64_t new_tokens = 0;     // --tokens (decode; 0: 64)
 };
 int run_bench(const BenchCliOptions& opts);
 
@@ -290,13 +292,13 @@ int run_course(const CourseOptions& opts);
 struct QuantizeOptions {
   std::string model_path;
   std::string output_path;
-  std::string model;           // mlp | cnn; "" = from the checkpoint's tensor names
-  std::string data;            // "" = the model's default (train_data.h)
-  int64_t calibrate = 8;       // calibration batches from the training set
-  int64_t batch = 64;          // calibration and evaluation batch size
+  std::string model;              // mlp | cnn; "" = from the checkpoint's tensor names
+  std::string data;               // "" = the model's default (train_data.h)
+  int64_t calibrate = 8;          // calibration batches from the training set
+  int64_t batch = 64;             // calibration and evaluation batch size
   std::string method = "minmax";  // minmax | percentile
   double percentile = 99.99;
-  int64_t eval_batches = 0;    // 0 = the whole held-out set
+  int64_t eval_batches = 0;  // 0 = the whole held-out set
   int threads = 0;
   uint64_t seed = 42;
 };

@@ -352,8 +352,10 @@ void add_no_peak(CLI::App& cmd, bool& no_peak) {
 }
 
 void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json) {
-  cmd.add_option("--mode", o.mode, "infer (forward, eval mode, no grad) or train (full steps)")
-      ->check(CLI::IsMember({"infer", "train"}))
+  cmd.add_option("--mode", o.mode,
+                 "infer (forward, eval mode, no grad), train (full steps), or decode (bench, "
+                 "language models: KV-cache generation at batch 1)")
+      ->check(CLI::IsMember({"infer", "train", "decode"}))
       ->capture_default_str();
   cmd.add_option("--batch", o.batches,
                  o.batches.empty() ? "batch sizes, comma-separated (default 1,8,64)"
@@ -431,6 +433,13 @@ void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
   cmd.add_flag("--model-off", o.model_off,
                "time the input pipeline alone (needs --data): the model is replaced by a "
                "trivial computation, so the data loader's own rate shows");
+  cmd.add_option("--prompt-tokens", o.prompt_tokens,
+                 "decode: prompt length in tokens, random ids (default 64)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--tokens", o.new_tokens,
+                 "decode: tokens generated per sequence (default 64); --iters: timed sequences "
+                 "(default 3)")
+      ->check(whole_number(1, 1'000'000));
 }
 
 // `prism bench collectives` (under mpirun). The sizes are checked by the command
@@ -629,11 +638,13 @@ void add_quantize_options(CLI::App& cmd, QuantizeOptions& o) {
       ->required();
   cmd.add_option("-o,--output", o.output_path, "where to write the int8 model (.safetensors)")
       ->required();
-  cmd.add_option("--model", o.model, "the checkpoint's architecture: mlp or cnn (default: read "
-                                     "from its tensor names)")
+  cmd.add_option("--model", o.model,
+                 "the checkpoint's architecture: mlp or cnn (default: read "
+                 "from its tensor names)")
       ->check(CLI::IsMember({"mlp", "cnn", "lenet"}));
-  cmd.add_option("--data", o.data, "data set for calibration and the held-out accuracy "
-                                   "(default: the model's, Fashion-MNIST when installed)");
+  cmd.add_option("--data", o.data,
+                 "data set for calibration and the held-out accuracy "
+                 "(default: the model's, Fashion-MNIST when installed)");
   cmd.add_option("--calibrate", o.calibrate,
                  "calibration batches (default 8; percentile keeps every value seen: 4 bytes each)")
       ->check(whole_number(1, 10'000));
@@ -653,7 +664,8 @@ void add_generate_options(CLI::App& cmd, GenerateOptions& o) {
   cmd.add_option("model_file", o.model_path,
                  "a character transformer (prism train transformer --save FILE)")
       ->required();
-  cmd.add_option("--prompt", o.prompt, "the text to continue (characters of the model's vocabulary)")
+  cmd.add_option("--prompt", o.prompt,
+                 "the text to continue (characters of the model's vocabulary)")
       ->required();
   cmd.add_option("--tokens", o.tokens, "new tokens to generate, 1 to 100000 (default 200)")
       ->check(whole_number(1, 100'000));

@@ -102,7 +102,9 @@ class GPT : public Module {
   // sequence, and leaves cache.length() = t0 + n. Each block reads the cached keys and values
   // of positions < t0 and computes only the n new rows. Inference only: it runs under NoGrad
   // (no graph is recorded). forward() itself, what training runs, does not change.
-  Tensor forward_cached(const Tensor& idx, KVCache& cache);
+  // last_only: the logits of the last position only, [B, 1, vocab] (a decoder's prefill needs
+  // no more; the head is the model's largest product per row).
+  Tensor forward_cached(const Tensor& idx, KVCache& cache, bool last_only = false);
   // A cache for this model: `layers` x 2 buffers [batch, heads, max_len, d_model / heads] of
   // wte's dtype on its device; max_len 0 means block_size (and more than block_size is an Error).
   KVCache make_cache(int64_t batch, int64_t max_len = 0) const;

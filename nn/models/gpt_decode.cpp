@@ -22,7 +22,7 @@ KVCache GPT::make_cache(int64_t batch, int64_t max_len) const {
                  wte->weight.dtype(), wte->weight.device());
 }
 
-Tensor GPT::forward_cached(const Tensor& idx, KVCache& cache) {
+Tensor GPT::forward_cached(const Tensor& idx, KVCache& cache, bool last_only) {
   if (idx.dtype() != DType::i64 || idx.dim() != 2) {
     throw Error(std::string("GPT::forward_cached: input must be int64 token ids [B, n], got ") +
                 dtype_name(idx.dtype()) + " " + idx.shape().str());
@@ -64,6 +64,9 @@ Tensor GPT::forward_cached(const Tensor& idx, KVCache& cache) {
     }
   }
   cache.advance(n);  // every layer has appended positions [t0, t0 + n)
+  // The next token needs only the last position's logits: a prefill of n tokens then runs the
+  // head (2 D V FLOPs a row, the largest product of the model) once instead of n times.
+  if (last_only && n > 1) x = x.narrow(1, n - 1, 1);
   x = (*ln_f)(x);
   if (head) return (*head)(x);
   profiler::Scope scope("head");  // tied: x wte^T, as forward() computes it

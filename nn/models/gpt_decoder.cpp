@@ -43,7 +43,7 @@ std::vector<double> GptDecoder::run_window() {
   const Tensor idx = from_vector(window_, {1, window_length()});
   if (cache_) {
     cache_->clear();
-    return last_logits(model_.forward_cached(idx, *cache_));
+    return last_logits(model_.forward_cached(idx, *cache_, /*last_only=*/true));
   }
   return last_logits(model_(idx));
 }

@@ -109,7 +109,8 @@ void add_into(const Tensor& dst, const Tensor& src) {
                 " (the shapes must be equal)");
   }
   if (!dst.is_contiguous()) {
-    throw Error("add_into: dst " + dst.shape().str() + " must be contiguous (it is written in place)");
+    throw Error("add_into: dst " + dst.shape().str() +
+                " must be contiguous (it is written in place)");
   }
   if (grad_enabled() && src.requires_grad()) {
     throw Error("add_into: src " + src.shape().str() +

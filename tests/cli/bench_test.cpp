@@ -138,3 +138,45 @@ TEST_CASE("--checkpoint: refused with a clear message before any work where it c
     CHECK(contains(r.err, c.says));
   }
 }
+
+TEST_CASE("prism bench --mode decode: time to first token, per-token latency, the step's ops") {
+  TempDir dir;
+  const RunResult r = run_prism(
+      "bench transformer --mode decode --prompt-tokens 6 --tokens 5 --iters 2 --threads 1 "
+      "--no-peak --json d.json",
+      dir.path());
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  for (const char* s : {"time to first token (prefill of 6 tokens)", "per token (8 steps)",
+                        "tokens/s", "KV cache: ", "bytes a step must read",
+                        "bandwidth limit: "
+                        "unknown",
+                        "where a step goes", "linear_gelu"}) {
+    CHECK_MESSAGE(contains(r.out, s), s);
+  }
+  const auto doc = nlohmann::json::parse(read_file(dir / "d.json"));
+  CHECK(doc["kind"] == "prism.decode");
+  CHECK(doc["token_ns"].size() == 8);
+  CHECK(doc["ttft_ns"].size() == 2);
+  CHECK(doc["cache_bytes"] == 2 * 4 * 11 * 128 * 4);
+}
+
+TEST_CASE("prism bench --mode decode: flags that cannot apply are refused by name, exit 2") {
+  TempDir dir;
+  for (const char* args :
+       {"bench transformer --mode decode --batch 4", "bench mlp --mode decode",
+        "bench transformer --mode decode --prompt-tokens 100 --tokens 100",
+        "bench transformer --mode decode --qps 10", "bench transformer --mode decode --warmup 2",
+        "bench transformer --mode train --tokens 4",
+        "compare transformer --mode decode --a \"--threads 1\" --b \"--threads 1\""}) {
+    const RunResult r = run_prism(args, dir.path());
+    REQUIRE(r.exited);
+    CHECK_MESSAGE(r.code == 2, args);
+    CHECK_MESSAGE(!r.err.empty(), args);
+  }
+  const RunResult r = run_prism("bench transformer --mode decode --batch 4", dir.path());
+  CHECK(contains(r.err, "--batch: not with --mode decode"));
+  const RunResult ctx =
+      run_prism("bench transformer --mode decode --prompt-tokens 100 --tokens 100", dir.path());
+  CHECK(contains(ctx.err, "need a context of 200"));
+}

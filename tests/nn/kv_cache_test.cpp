@@ -76,6 +76,14 @@ void check_cached_equals_full(nn::GPT& m, double tol) {
   feed(0, 5);  // prefill: the causal call with Lq == Lk
   feed(5, 3);  // a chunk onto a filled cache: row by row
   for (int64_t t = 8; t < block; ++t) feed(t, 1);
+
+  // last_only (a decoder's prefill): the last position's logits alone, the same values.
+  nn::KVCache again = m.make_cache(1);
+  const std::vector<int64_t> part(seq.begin(), seq.begin() + 7);
+  const Tensor last = m.forward_cached(prism::from_vector(part, {1, 7}), again, true);
+  REQUIRE(last.shape() == prism::Dims{1, 1, v});
+  CHECK(max_abs_diff(last, full.narrow(1, 6, 1)) <= tol);
+  CHECK(again.length() == 7);
 }
 
 }  // namespace
