@@ -58,7 +58,9 @@ void linear_gelu_fused(const LinearGeluArgs<T>& a) {
   const int64_t row_tiles = (a.rows + kTileRows - 1) / kTileRows;
   const int64_t col_tiles = (a.out + kTileCols - 1) / kTileCols;
   const int64_t tiles = row_tiles * col_tiles;
-  const bool parallel = a.rows * a.out * a.in >= kParallelGemmMacs && tiles > 1;
+  // One row (a decoding step) is bound by reading w and splits sooner (parallel.h).
+  const int64_t threshold = a.rows == 1 ? kParallelGemvMacs : kParallelGemmMacs;
+  const bool parallel = a.rows * a.out * a.in >= threshold && tiles > 1;
   note_threads(parallel ? threads_for(tiles) : 1);
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t t = 0; t < tiles; ++t) {

@@ -87,6 +87,9 @@ namespace {
 constexpr int64_t kParallelMacs = int64_t{4} << 20;
 // Each extra thread must bring at least this much work.
 constexpr int64_t kMacsPerThread = int64_t{2} << 20;
+// A one-row product is bound by reading B, and pays for a region sooner (parallel.h:
+// kParallelGemvMacs); each extra thread must bring half of that.
+constexpr int64_t kGemvMacsPerThread = int64_t{128} << 10;
 
 struct Blocking {
   int64_t kc, mc, nc;
@@ -580,9 +583,12 @@ void run(const Problem<T>& p) {
   const int64_t tiles_m = (p.m + MR - 1) / MR;
   const int64_t units_m = p.batch * tiles_m, units_n = (p.n + NR - 1) / NR;
   const int64_t macs = p.batch * p.m * p.n * p.k;
+  const bool one_row = p.m == 1 && p.c_cs == 1;  // the gemv path below
+  const int64_t parallel_macs = one_row ? kParallelGemvMacs : kParallelMacs;
+  const int64_t macs_per_thread = one_row ? kGemvMacsPerThread : kMacsPerThread;
   int threads = 1;
-  if (macs >= kParallelMacs && !omp_in_parallel()) {
-    threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), macs / kMacsPerThread));
+  if (macs >= parallel_macs && !omp_in_parallel()) {
+    threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), macs / macs_per_thread));
   }
   if (split_k_form(p)) {
     run_split_k(p, threads);
@@ -592,7 +598,7 @@ void run(const Problem<T>& p) {
   // The path is chosen for the whole product, not block by block, so that every element is
   // summed the same way at any thread count: a grid can leave a one-row block, or blocks small
   // enough for the dot form, where one thread would run the loop nest over all of C.
-  const bool gemv_path = p.m == 1 && p.c_cs == 1;
+  const bool gemv_path = one_row;
   const bool dot_path = !gemv_path && dot_form(p);
 
   // Block t of the grid: row units [u0, u1) (possibly spanning batches), columns [c0, c1).

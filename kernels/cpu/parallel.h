@@ -51,6 +51,16 @@ constexpr int64_t kChunkRowElements = 1024;     // row-wise ops: rows per chunk 
 constexpr int64_t kChunkOptimizer = 1024;       // parameters per chunk of an Adam update
 constexpr int64_t kChunkSgd = 4096;             // of an SGD update: 4 FLOPs a parameter, not 12
 
+// A one-row product (gemv: a decoding step's every layer) is bound by reading the matrix, one
+// element per multiply-add, not by the FMA units: its MACs take 10-20 times longer each than a
+// GEMM's, so it pays for a region 16 times sooner. Measured, `prism lab matmul --sizes
+// 1xKxN:nt --threads 1,2` (2-vCPU Xeon, 2026-11-29), 1 -> 2 threads: 1 x 512 x 512 (262K MACs)
+// 10.5 -> 6.5 us, 1 x 768 x 2304 252 -> 120 us, GPT-2's tied head 1 x 768 x 50257 10.1 -> 5.3
+// ms; 1 x 256 x 256 (65K) gains too little to split. The kernels split the output's columns
+// whole, each output one dot product over all of k on any thread count, so the bits do not
+// depend on the split.
+constexpr int64_t kParallelGemvMacs = int64_t{256} << 10;
+
 // The number of chunks [0, n) is cut into.
 inline int64_t chunk_count(int64_t n, int64_t chunk) {
   return n <= 0 ? 0 : (n + chunk - 1) / chunk;

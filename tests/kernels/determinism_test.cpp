@@ -13,6 +13,7 @@
 #include "kernels/registry.h"
 #include "profiler/aggregate.h"
 #include "profiler/session.h"
+#include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
 #include "tensor/random.h"
@@ -168,6 +169,26 @@ std::vector<Case> cases() {
                  return forward_backward({randn({20, 8192}), randn({32, 8192})}, [](const V& in) {
                    return matmul(in[0], in[1].transpose(0, 1));
                  });
+               }});
+  // One row (a decoding step): past kParallelGemvMacs the threads split the columns of C, each
+  // output one dot product (or one run of axpys) over all of k on any thread count. Forward
+  // only: backward's [k, 1] @ [1, n] is no gemv.
+  c.push_back({"matmul, one row over a transposed weight", {"matmul"}, [=] {
+                 seeded(27);
+                 NoGrad no_grad;
+                 const Tensor x = randn({1, 769}), w = randn({2305, 769});
+                 return std::vector<Tensor>{matmul(x, w.transpose(0, 1))};
+               }});
+  c.push_back({"matmul, one row over a row-major matrix", {"matmul"}, [=] {
+                 seeded(28);
+                 NoGrad no_grad;
+                 return std::vector<Tensor>{matmul(randn({1, 769}), randn({769, 1031}))};
+               }});
+  c.push_back({"linear_gelu, one row", {"linear_gelu"}, [=] {
+                 seeded(29);
+                 NoGrad no_grad;
+                 return std::vector<Tensor>{
+                     linear_gelu(randn({1, 769}), randn({1031, 769}), randn({1031}))};
                }});
   c.push_back({"linear_gelu, two row tiles", {"linear_gelu"}, [=] {
                  seeded(21);
