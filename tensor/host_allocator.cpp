@@ -1,7 +1,5 @@
 #include "tensor/host_allocator.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -88,14 +86,7 @@ void trim_for(Cache& c, size_t incoming) {
 }
 
 void* system_alloc(size_t bytes) {
-  if (bytes < kHugeBytes) return std::aligned_alloc(kAlignment, bytes);
-  // 2 MiB aligned and a whole number of huge pages, so every page of it can be a huge one.
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, rounded);
-#ifdef MADV_HUGEPAGE
-  if (p) madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
-#endif
-  return p;
+  return std::aligned_alloc(kAlignment, bytes);
 }
 
 }  // namespace

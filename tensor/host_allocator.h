@@ -23,9 +23,9 @@
 // the peak does not use: host_allocator.cpp); when the sizes change (another batch size), a miss
 // that would cross the bound first frees cached buffers of other sizes.
 //
-// Buffers of at least kHugeBytes are aligned to 2 MiB and offered to the kernel's transparent
-// huge pages (madvise): one fault per 2 MiB instead of per 4 KiB when they are first touched,
-// and fewer TLB misses in a GEMM that strides over a 150 MB weight.
+// Not transparent huge pages: madvise(MADV_HUGEPAGE) on the big buffers was tried and left the
+// warm GPT-2 small step as it was (1.72-1.78 s against 1.73-1.75 s) while the cold first step
+// took 5.3-5.7 s instead of 3.1-3.6 s: the kernel compacts memory to find each 2 MiB page.
 //
 // The profiler's memory tracker counts what tensors ask for (tensor/storage.cpp), not what
 // this cache holds, so a profile's "allocs" are the same with the cache on or off.
@@ -41,8 +41,6 @@ namespace prism::host_allocator {
 
 inline constexpr size_t kAlignment = 64;  // a cache line, and one AVX-512 register
 inline constexpr size_t kMinCachedBytes = 16 * 1024;
-inline constexpr size_t kHugeBytes = size_t{4} << 20;  // madvise(MADV_HUGEPAGE) from here on
-inline constexpr size_t kHugePage = size_t{2} << 20;
 
 // A 64-byte aligned buffer of at least `nbytes` (> 0) bytes; nullptr when out of memory.
 void* allocate(size_t nbytes);
