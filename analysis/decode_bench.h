@@ -15,8 +15,10 @@
 //   bound = (weight bytes read per token + mean KV-cache bytes read per token) / bandwidth,
 // with the weights counted as the step reads them: every matrix, the LM head's [V, D] (the tied
 // token embedding read whole), one row of each embedding table. The bandwidth is `prism
-// machine`'s DRAM triad at the run's thread count (the weights, 0.5 GB for GPT-2 small, are far
-// larger than any cache). The report prints the measured p50 beside the bound and their ratio.
+// machine`'s triad at the run's thread count, of the cache level whose measured working set holds
+// those bytes (a small model's weights stay in cache from token to token), else of DRAM (GPT-2
+// small's 0.5 GB).
+// The report prints the measured p50 beside the bound and their ratio.
 //
 // One sequence of prompt + tokens is run untimed first (OpenMP start-up, first-touch page
 // faults, the allocator's cache); then `sequences` timed ones, each from a fresh cache; then a
@@ -60,7 +62,8 @@ struct DecodeResult {
   int64_t cache_bytes = 0;             // the KV cache of one sequence (allocated, max length)
   int64_t weight_bytes_per_token = 0;  // read by one decoding step (see the header)
   int64_t kv_bytes_per_token = 0;      // cached keys and values read, mean over the tokens
-  double bandwidth_gbps = 0;           // 0: unknown (--no-peak, or not measured)
+  std::string bandwidth_level;         // the memory level those bytes fit in: "DRAM", "L3", ...
+  double bandwidth_gbps = 0;           // its triad bandwidth; 0: unknown (--no-peak, ...)
   double bound_ns = 0;                 // (weight + kv bytes) / bandwidth; 0 when unknown
   std::vector<int64_t> first_tokens;   // the first sequence's generated ids (a quality probe)
   // Where one decoding step goes: the ops of `profiled_steps` steps (after the timed ones, the
