@@ -36,6 +36,30 @@ namespace {
 namespace prof = prism::profiler;
 
 // Binary units for cache and array sizes, the way caches are specified.
+// What a split costs: an empty OpenMP region per thread count, the team awake and after an
+// idle spell (ThreadLimits::region_us). A kernel whose work takes a few of these gains nothing
+// from threads; the crossovers of kernels/cpu/parallel.h were measured where it cost 0.85 us.
+std::string region_section(const prof::MachinePeak& m) {
+  std::string rows;
+  for (const prof::ThreadLimits& t : m.rows) {
+    if (t.threads < 2 || t.region_us.reps < 1) continue;
+    rows += fmt::format(
+        "{:>7}  {:>10.2f}  {:>17}  {:>14.1f}  {:>17}\n", t.threads, t.region_us.median,
+        fmt::format("{:.2f}-{:.2f}", t.region_us.best, t.region_us.worst), t.region_idle_us.median,
+        fmt::format("{:.1f}-{:.1f}", t.region_idle_us.best, t.region_idle_us.worst));
+  }
+  if (rows.empty()) return "";
+  return fmt::format(
+      "\nparallel region (fork, barrier and join of an `omp parallel` that does nothing, wall "
+      "time, "
+      "us):\n"
+      "threads  team awake  (range)            after {:.0f} ms idle  (range)\n{}"
+      "read: a kernel gains from a second thread only when its work is several times the awake "
+      "figure;\n  the idle one is what a region pays when the team has gone to sleep "
+      "(OpenMP's wait policy).\n",
+      prof::kRegionIdleMs, rows);
+}
+
 std::string mib_or_kib(int64_t bytes) {
   if (bytes <= 0) return "?";
   if (bytes >= (int64_t{1} << 20) && bytes % (int64_t{1} << 20) == 0) {
@@ -234,6 +258,7 @@ void print(const prof::MachinePeak& m, const std::string& source) {
   } else {
     out += "\nmemory levels: cache sizes unknown, so only DRAM's roof is known.\n";
   }
+  out += region_section(m);
   std::fputs(out.c_str(), stdout);
 }
 

@@ -259,7 +259,24 @@ MachinePeak measure_machine(const MeasureOptions& opts) {
       triad[r] = rate_of(tr) * 1e-9;
       copy[r] = rate_of(cp) * 1e-9;
     }
-    ThreadLimits row{t, rate_stats(fma), rate_stats(triad), rate_stats(copy), {}};
+    ThreadLimits row{t, rate_stats(fma), rate_stats(triad), rate_stats(copy), {}, {}, {}};
+    if (t >= 2) {
+      // The price of a split: empty regions, back to back and after an idle spell, alternated
+      // like triad and copy. Wall time (what a kernel waits), so a busy machine shows in it.
+      time_empty_regions(t, 100);  // start the team
+      std::vector<double> warm(reps), idle(reps);
+      for (size_t r = 0; r < reps; ++r) {
+        warm[r] = time_empty_regions(t, 2000);
+        idle[r] = time_empty_regions(t, 20, kRegionIdleMs);
+      }
+      // The "best" of a cost is its smallest (rate_stats takes the largest of a rate).
+      auto cost_stats = [](const std::vector<double>& v) {
+        return RateStats{*std::min_element(v.begin(), v.end()), stats::median(v),
+                         *std::max_element(v.begin(), v.end()), static_cast<int>(v.size())};
+      };
+      row.region_us = cost_stats(warm);
+      row.region_idle_us = cost_stats(idle);
+    }
     for (size_t i = 0; i < levels.size(); ++i) {
       std::unique_ptr<StreamArrays> own;
       if (!shared_sets[i]) {

@@ -75,7 +75,18 @@ struct ThreadLimits {
   // The same triad on sets that stay in each cache level, innermost first; only the levels
   // whose size is known (CacheSizes).
   std::vector<LevelRate> levels = {};
+  // What a kernel pays to split its work over `threads` threads: the wall time of one
+  // `#pragma omp parallel` region doing nothing but one store per thread (fork, barrier,
+  // join), in microseconds, with the team awake
+  // (regions back to back, as a training step's ops come) and after kRegionIdleMs of idling
+  // (the team has gone to sleep: a region then also pays for waking it). All zero (reps 0) at 1
+  // thread, and where not measured.
+  RateStats region_us = {};
+  RateStats region_idle_us = {};
 };
+
+// The idle time before each region of ThreadLimits::region_idle_us.
+inline constexpr double kRegionIdleMs = 2.0;
 
 // Data cache sizes in bytes; 0 = unknown. l3 is the last-level cache (shared by its cores).
 struct CacheSizes {
@@ -199,6 +210,11 @@ struct KernelRun {
 // `threads` threads each run `iterations` iterations of the FMA loop on their own registers.
 // work = threads * iterations * fma_flops_per_iteration().
 KernelRun run_fma_kernel(int threads, int64_t iterations);
+
+// The mean wall time, in microseconds, of `count` OpenMP regions of `threads` threads (>= 2)
+// that do nothing but one store per thread, run back to back when idle_ms is 0, else each
+// after idle_ms of sleep. Throws std::invalid_argument on a bad argument.
+double time_empty_regions(int threads, int64_t count, double idle_ms = 0);
 
 // Three double arrays of `array_bytes` each (rounded down to whole elements, at least one per
 // thread), first touched by `max_threads` threads with the same static split the kernels use.

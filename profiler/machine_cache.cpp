@@ -39,6 +39,26 @@ json rate_json(const RateStats& r) {
 // A measured rate is positive and its repetitions are ordered, 0 < worst <= median <= best:
 // a cache that says otherwise was not written by us, and a zero or negative peak would print
 // a ridge point of 0 or below and divide every "% of peak" by nothing.
+// A cost (a region's microseconds): smaller is better, so 0 < best <= median <= worst; or all
+// zero with no repetitions: not measured (always so at 1 thread, where there is no region).
+RateStats cost_from(const json& j, int threads) {
+  RateStats r;
+  r.best = j.at("best").get<double>();
+  r.median = j.at("median").get<double>();
+  r.worst = j.at("worst").get<double>();
+  r.reps = j.at("reps").get<int>();
+  if (r.best == 0 && r.median == 0 && r.worst == 0 && r.reps == 0) return r;
+  if (threads < 2 ||
+      !(r.best > 0 && r.best <= r.median && r.median <= r.worst && std::isfinite(r.worst)) ||
+      r.reps < 1) {
+    throw std::runtime_error(
+        "a region cost must have 0 < best <= median <= worst and reps >= 1 (none at 1 "
+        "thread), got " +
+        j.dump());
+  }
+  return r;
+}
+
 RateStats rate_from(const json& j) {
   RateStats r;
   r.best = j.at("best").get<double>();
@@ -69,7 +89,9 @@ json entry_json(const MachinePeak& m) {
                         {"fma_gflops", rate_json(t.fma_gflops)},
                         {"triad_gbps", rate_json(t.triad_gbps)},
                         {"copy_gbps", rate_json(t.copy_gbps)},
-                        {"levels", std::move(levels)}});
+                        {"levels", std::move(levels)},
+                        {"region_us", rate_json(t.region_us)},
+                        {"region_idle_us", rate_json(t.region_idle_us)}});
   }
   return json{{"key", m.key},
               {"cpu_model", m.cpu_model},
@@ -150,6 +172,8 @@ MachinePeak entry_from(const json& j) {
     t.triad_gbps = rate_from(r.at("triad_gbps"));
     t.copy_gbps = rate_from(r.at("copy_gbps"));
     t.levels = levels_from(r.at("levels"), t.threads);
+    t.region_us = cost_from(r.at("region_us"), t.threads);
+    t.region_idle_us = cost_from(r.at("region_idle_us"), t.threads);
     // Rows are looked up as threads 1, 2, ..., N; anything else is not a file we wrote.
     if (t.threads != static_cast<int>(m.rows.size()) + 1) {
       throw std::runtime_error("rows must list threads 1, 2, ... in order");

@@ -83,6 +83,8 @@ prof::MachinePeak made_up(const std::string& key) {
   m.stream_array_bytes = 1 << 20;
   m.rows.push_back({1, {100, 98, 90, 9}, {25, 24, 20, 9}, {30, 29, 28, 9}});
   m.rows.push_back({2, {200, 190, 150, 9}, {40, 39, 30, 9}, {45, 44, 40, 9}});
+  m.rows[1].region_us = {0.8, 0.9, 1.5, 9};  // a cost: best <= median <= worst
+  m.rows[1].region_idle_us = {2, 3, 8, 9};
   return m;
 }
 
@@ -132,6 +134,17 @@ TEST_CASE("STREAM triad and copy compute the right values and count their bytes"
   CHECK(prof::StreamArrays(1, 3).elements() == 3);
 }
 
+TEST_CASE("an OpenMP region's cost is timed, and bad arguments are refused") {
+  const double awake = prof::time_empty_regions(2, 200);
+  const double idle = prof::time_empty_regions(2, 3, 1.0);
+  CHECK(awake > 0.01);  // a region that ran (one compiled away measured 1e-5 us)
+  CHECK(awake < 10000);
+  CHECK(idle > 0.01);
+  CHECK_THROWS_AS(prof::time_empty_regions(1, 10), std::invalid_argument);
+  CHECK_THROWS_AS(prof::time_empty_regions(2, 0), std::invalid_argument);
+  CHECK_THROWS_AS(prof::time_empty_regions(2, 10, -1), std::invalid_argument);
+}
+
 TEST_CASE("a tiny measurement gives a sane row per thread count") {
   const prof::MachinePeak m = prof::measure_machine(tiny(2));
   REQUIRE(m.rows.size() == 2);
@@ -142,6 +155,17 @@ TEST_CASE("a tiny measurement gives a sane row per thread count") {
     CHECK(sane(r->fma_gflops, 3));
     CHECK(sane(r->triad_gbps, 3));
     CHECK(sane(r->copy_gbps, 3));
+    if (t == 1) {
+      CHECK(r->region_us.reps == 0);  // no region at 1 thread
+    } else {
+      // A cost: 0 < best <= median <= worst; a sleeping team is slower to start than an
+      // awake one only on the median (one idle run may beat a slow awake one on a busy box).
+      CHECK(r->region_us.best > 0);
+      CHECK(r->region_us.best <= r->region_us.median);
+      CHECK(r->region_us.median <= r->region_us.worst);
+      CHECK(r->region_idle_us.best > 0);
+      CHECK(r->region_us.reps == 3);
+    }
   }
   CHECK(m.stream_array_bytes == 256 << 10);
   CHECK_FALSE(m.measured_at.empty());
@@ -199,6 +223,9 @@ TEST_CASE("machine JSON round trip") {
   CHECK(back.rows[1].triad_gbps.worst == 30);
   CHECK(back.rows[0].copy_gbps.median == 29);
   CHECK(back.rows[0].copy_gbps.reps == 9);
+  CHECK(back.rows[1].region_us.median == 0.9);
+  CHECK(back.rows[1].region_idle_us.worst == 8);
+  CHECK(back.rows[0].region_us.reps == 0);
   CHECK_THROWS_AS(prof::machine_from_json("{\"key\": 3}"), std::runtime_error);
 }
 
@@ -293,6 +320,9 @@ TEST_CASE("a cache entry with impossible figures is refused, not printed") {
   CHECK(refused([](prof::MachinePeak& m) { m.physical_cores = -3; }));
   CHECK(refused([](prof::MachinePeak& m) { m.stream_array_bytes = -1; }));
   CHECK(refused([](prof::MachinePeak& m) { m.caches.l2 = -5; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.rows[1].region_us = {1.5, 0.9, 0.8, 9}; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.rows[1].region_idle_us = {0, 0, 0, 3}; }));
+  CHECK(refused([](prof::MachinePeak& m) { m.rows[0].region_us = {1, 1, 1, 3}; }));
   // The untouched entry still reads.
   fs::remove(path);
   prof::write_machine_cache(path, made_up(key));
