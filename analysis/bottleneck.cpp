@@ -96,6 +96,10 @@ Peaks peaks_of(const profiler::MachinePeak& m) {
   p.roof = [shared](int threads, double working_set) {
     return shared->roof_for(threads, working_set);
   };
+  p.region_ns = [shared](int threads) {
+    const profiler::ThreadLimits* row = shared->row(threads);
+    return row != nullptr ? row->region_us.median * 1e3 : 0.0;
+  };
   return p;
 }
 
@@ -335,6 +339,17 @@ BottleneckMap map_bottlenecks(const WindowLoad& load, const BottleneckSettings& 
   m.data_wait_ns = load.data_wait_ns / m.steps;
   // The step: the window's wall time when known; else the op time alone.
   m.step_ns = load.wall_ns > 0 ? load.wall_ns / m.steps : op_ns + m.data_wait_ns;
+
+  m.threads = std::max(1, s.lever.threads);
+  if (s.peaks && s.peaks->region_ns && m.threads > 1) m.region_ns = s.peaks->region_ns(m.threads);
+  if (m.threads > 1) {
+    for (size_t i = 0; i < m.rows.size(); ++i) {
+      const OpLoad& o = m.rows[i].op;
+      if (o.device == "cpu" && o.threads < m.threads && m.share(o.self_ns) >= kUnsplitShare) {
+        m.unsplit.push_back(i);
+      }
+    }
+  }
   const double outside = std::max(0.0, m.step_ns - op_ns - m.data_wait_ns);
   m.profiler_ns =
       std::min(outside, static_cast<double>(load.records) * load.profiler_overhead_ns / m.steps);
@@ -373,6 +388,41 @@ BottleneckMap map_bottlenecks(const WindowLoad& load, const BottleneckSettings& 
 }
 
 // ---- the report --------------------------------------------------------------------------------
+
+namespace {
+
+// The ops that ran on fewer threads than the run had, and why: a call too short to pay for a
+// region (under kSplitRegions of them) or a kernel that did not split a call long enough to.
+std::string unsplit_section(const BottleneckMap& m) {
+  if (m.unsplit.empty()) return "";
+  std::string out = fmt::format(
+      "\n  ops that did not use all {} threads (at least {:.1f}% of the step each){}:\n", m.threads,
+      100 * kUnsplitShare,
+      m.region_ns > 0
+          ? fmt::format("; a parallel region costs {} here (prism machine)", format_ns(m.region_ns))
+          : "");
+  for (size_t i : m.unsplit) {
+    const BoundRow& r = m.rows[i];
+    std::string why;
+    if (m.region_ns <= 0) {
+      why = "its kernel kept it on one team member (no region cost known to weigh it against)";
+    } else if (r.mean_ns < kSplitRegions * m.region_ns) {
+      why = fmt::format("{:.0f} region costs a call: too short to gain from a split",
+                        r.mean_ns / m.region_ns);
+    } else {
+      why = fmt::format(
+          "{:.0f} region costs a call, long enough to gain, but its kernel did not split it "
+          "(no parallel path, or a size threshold above this call: kernels/cpu/parallel.h)",
+          r.mean_ns / m.region_ns);
+    }
+    out += fmt::format("    {} {}: {} of {} threads, {:g} calls of {} ({}): {}\n", op_label(r.op),
+                       r.op.phase, r.op.threads, m.threads, r.op.calls, format_ns(r.mean_ns),
+                       pct(m.share(r.op.self_ns)), why);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string format_bottleneck(const BottleneckMap& m, int max_rows) {
   std::string out = fmt::format("bottleneck map: a step of {}", format_ns(m.step_ns));
@@ -418,6 +468,7 @@ std::string format_bottleneck(const BottleneckMap& m, int max_rows) {
   }
   out += "\n" + t.str("  ");
   if (n < m.rows.size()) out += fmt::format("  ({} more rows)\n", m.rows.size() - n);
+  out += unsplit_section(m);
 
   out += "\nverdicts, ranked by share of the step:\n";
   if (m.verdicts.empty()) out += "  none: the profile holds no op time\n";
@@ -477,6 +528,8 @@ ojson bottleneck_json(const BottleneckMap& m) {
                {"steps", m.steps},
                {"step_ns", m.step_ns},
                {"threshold_ns", m.threshold_ns},
+               {"threads", m.threads},
+               {"region_ns", m.region_ns},
                {"dispatch_ns", m.dispatch_ns},
                {"profiler_overhead_ns", m.profiler_overhead_ns},
                {"shares",

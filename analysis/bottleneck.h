@@ -98,6 +98,8 @@ WindowLoad window_load(const profiler::Profile& p, double steps);
 struct Peaks {
   std::function<double(int threads)> gflops;  // float32 FMA peak
   std::function<profiler::Roof(int threads, double working_set_bytes)> roof;
+  // An OpenMP region's cost at `threads` threads, team awake, in ns; 0 unknown (may be empty).
+  std::function<double(int threads)> region_ns;
 };
 Peaks peaks_of(const profiler::MachinePeak& m);  // keeps a copy of m
 
@@ -165,8 +167,19 @@ struct BottleneckMap {
   double overhead_mean_ns = 0;  // their mean self time per call
   std::vector<BoundRow> rows;   // by self time, largest first
   std::vector<BottleneckVerdict> verdicts;  // ranked
+  // Threads. The run's count, a region's cost there (`prism machine`; 0 unknown), and the CPU
+  // rows of at least kUnsplitShare of the step whose kernel ran on fewer threads than the run
+  // had, largest first: the ops that do not scale, which the map names with the reason.
+  int threads = 1;
+  double region_ns = 0;
+  std::vector<size_t> unsplit;  // indices into rows
   double share(double ns) const { return step_ns > 0 ? ns / step_ns : 0; }
 };
+
+// A row below this share of the step is not listed among the ops that did not split.
+inline constexpr double kUnsplitShare = 0.005;
+// A call under this many region costs is too short to gain from a split whatever the kernel.
+inline constexpr double kSplitRegions = 10;
 
 // Classifies the rows and draws the verdicts.
 BottleneckMap map_bottlenecks(const WindowLoad& load, const BottleneckSettings& s);

@@ -300,3 +300,35 @@ TEST_CASE("bottleneck: --model-off's verdict compares the loader's rate with the
   p.model_samples_per_s = 0;  // no model figure: the loader's rate alone
   CHECK(pipeline_verdict(p, BenchMode::train) == "batch 8: the loader delivers 1000 samples/s\n");
 }
+
+TEST_CASE("bottleneck: ops that ran on fewer threads than the run had are named, with why") {
+  BottleneckSettings s = settings();
+  s.lever.threads = 2;
+  s.peaks->region_ns = [](int threads) { return threads == 2 ? 1000.0 : 0.0; };
+  OpLoad gemm = op("matmul", 10, 800e3, 1e9, 1e7);
+  gemm.threads = 2;
+  OpLoad small = op("add", 100, 500e3, 1e5, 1e6);  // 5 us a call: 5 region costs
+  small.threads = 1;
+  OpLoad long_serial = op("zeros", 2, 200e3, 0, 1e6);  // 100 us a call: 100 region costs
+  long_serial.threads = 1;
+  OpLoad tiny = op("mul", 1, 1e3, 1e3, 1e3);  // 0.1% of the step: not listed
+  tiny.threads = 1;
+  const BottleneckMap m = map_bottlenecks(window({gemm, small, long_serial, tiny}, 1.6e6), s);
+  CHECK(m.threads == 2);
+  CHECK(m.region_ns == 1000);
+  REQUIRE(m.unsplit.size() == 2);
+  CHECK(m.rows[m.unsplit[0]].op.name == "add");  // largest first
+  CHECK(m.rows[m.unsplit[1]].op.name == "zeros");
+  const std::string text = format_bottleneck(m);
+  CHECK(text.find("ops that did not use all 2 threads") != std::string::npos);
+  CHECK(text.find("a parallel region costs 1.00 us here") != std::string::npos);
+  CHECK(text.find("add forward: 1 of 2 threads, 100 calls of 5.00 us") != std::string::npos);
+  CHECK(text.find("5 region costs a call: too short to gain from a split") != std::string::npos);
+  CHECK(text.find("100 region costs a call, long enough to gain, but its kernel did not split") !=
+        std::string::npos);
+  CHECK(text.find("mul forward: 1 of 2") == std::string::npos);
+  CHECK(bottleneck_json(m)["region_ns"] == 1000.0);
+  // One thread: nothing to say about threads.
+  s.lever.threads = 1;
+  CHECK(map_bottlenecks(window({gemm, small}, 1.4e6), s).unsplit.empty());
+}
