@@ -22,14 +22,15 @@ std::string header(const BenchResult& r) {
       "call; profiler: off while timing, {:.0f} ns per op in the profiled calls\n",
       format_bytes(r.baseline_rss_bytes), r.harness_ns, r.profiler_overhead_ns);
   if (o.precision == "bf16") {
-    out += "precision bf16: matmuls and convolutions in bfloat16 with float32 sums (autocast); "
-           "float32 master weights, softmax, norms and losses\n";
+    out +=
+        "precision bf16: matmuls and convolutions in bfloat16 with float32 sums (autocast); "
+        "float32 master weights, softmax, norms and losses\n";
   }
   if (r.weight_bytes > 0) {
-    out += fmt::format("precision int8 ({}): weights {} against {} in fp32 ({:.2f}x smaller)\n",
-                       r.int8_source, format_bytes(r.weight_bytes),
-                       format_bytes(r.fp32_weight_bytes),
-                       static_cast<double>(r.fp32_weight_bytes) / r.weight_bytes);
+    out +=
+        fmt::format("precision int8 ({}): weights {} against {} in fp32 ({:.2f}x smaller)\n",
+                    r.int8_source, format_bytes(r.weight_bytes), format_bytes(r.fp32_weight_bytes),
+                    static_cast<double>(r.fp32_weight_bytes) / r.weight_bytes);
   }
   return out;
 }
@@ -255,10 +256,7 @@ std::string format_bench(const BenchResult& r) {
     if (r.counters.enabled) out += "\n" + event_table(r);
   }
   if (!r.server.empty()) out += "\n" + server_table(r);
-  if (!r.environment.warnings.empty()) {
-    out += "\nwarnings (kept in the JSON):\n";
-    for (const std::string& w : r.environment.warnings) out += "  " + w + "\n";
-  }
+  out += warnings_section(r.environment);
   return out;
 }
 
@@ -282,10 +280,7 @@ std::string format_pipeline(const PipelineResult& r) {
   }
   out += "\n" + t.str() + "\n";
   for (const PipelinePoint& p : r.points) out += pipeline_verdict(p, o.mode);
-  if (!r.environment.warnings.empty()) {
-    out += "\nwarnings (kept in the JSON):\n";
-    for (const std::string& w : r.environment.warnings) out += "  " + w + "\n";
-  }
+  out += warnings_section(r.environment);
   return out;
 }
 

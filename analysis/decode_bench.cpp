@@ -259,20 +259,12 @@ std::string format_decode(const DecodeResult& r) {
       out += fmt::format("  ({} more ops)\n", r.step_ops.size() - kStepOpRows);
     }
   }
-  if (!r.environment.warnings.empty()) {
-    out += "\nwarnings (kept in the JSON):\n";
-    for (const std::string& w : r.environment.warnings) out += "  " + w + "\n";
-  }
+  out += warnings_section(r.environment);
   return out;
 }
 
 nlohmann::ordered_json decode_to_json(const DecodeResult& r) {
   const DecodeOptions& o = r.options;
-  auto latency = [](const LatencyStats& s) {
-    return nlohmann::ordered_json{{"n", s.n},         {"min_ns", s.min}, {"p50_ns", s.p50},
-                                  {"p90_ns", s.p90},  {"p99_ns", s.p99}, {"max_ns", s.max},
-                                  {"mean_ns", s.mean}};
-  };
   nlohmann::ordered_json j;
   j["kind"] = "prism.decode";
   j["model"] = o.model;
@@ -283,8 +275,8 @@ nlohmann::ordered_json decode_to_json(const DecodeResult& r) {
                   {"threads", r.fingerprint.threads}};
   j["cpu"] = r.fingerprint.cpu_model;
   j["parameters"] = r.parameters;
-  j["ttft"] = latency(r.ttft);
-  j["per_token"] = latency(r.per_token);
+  j["ttft"] = latency_json(r.ttft);
+  j["per_token"] = latency_json(r.per_token);
   j["tokens_per_s"] = r.tokens_per_s;
   j["cache_bytes"] = r.cache_bytes;
   j["weight_bytes_per_token"] = r.weight_bytes_per_token;

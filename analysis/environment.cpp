@@ -195,4 +195,11 @@ bool reset_resident_peak() {
   return static_cast<bool>(f);
 }
 
+std::string warnings_section(const Environment& env) {
+  if (env.warnings.empty()) return "";
+  std::string out = "\nwarnings (kept in the JSON):\n";
+  for (const std::string& w : env.warnings) out += "  " + w + "\n";
+  return out;
+}
+
 }  // namespace prism::analysis

@@ -53,6 +53,9 @@ struct Environment {
 Environment check_environment(int threads, int physical_cores, int logical_cpus,
                               int sample_ms = 200);
 
+// The report's closing section, "warnings (kept in the JSON):" and one line each; "" when none.
+std::string warnings_section(const Environment& env);
+
 // Resident memory of this process (/proc/self/status): VmRSS now and VmHWM, its peak. -1 when
 // unreadable (not Linux).
 struct ResidentMemory {

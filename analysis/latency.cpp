@@ -22,4 +22,17 @@ LatencyStats latency_stats(const std::vector<double>& samples) {
   return s;
 }
 
+nlohmann::ordered_json latency_json(const LatencyStats& l) {
+  return nlohmann::ordered_json{{"n", l.n},
+                                {"min_ns", l.min},
+                                {"p50_ns", l.p50},
+                                {"p90_ns", l.p90},
+                                {"p95_ns", l.p95},
+                                {"p99_ns", l.p99},
+                                {"max_ns", l.max},
+                                {"mean_ns", l.mean},
+                                {"p50_ci_ns", {l.p50_ci.low, l.p50_ci.high}},
+                                {"p99_ci_ns", {l.p99_ci.low, l.p99_ci.high}}};
+}
+
 }  // namespace prism::analysis

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "profiler/statistics.h"
 
 namespace prism::analysis {
@@ -21,6 +23,10 @@ struct LatencyStats {
 // Type-7 quantiles of `samples` (non-empty, finite, in time order), intervals from 2000
 // block-bootstrap resamples.
 LatencyStats latency_stats(const std::vector<double>& samples);
+
+// The stats as JSON, in nanoseconds: n, min_ns, p50_ns, ..., mean_ns, and the two intervals as
+// [low, high] (what `bench --json` and `bench --mode decode --json` write).
+nlohmann::ordered_json latency_json(const LatencyStats& s);
 
 // Below this many samples p99 is within one or two samples of the maximum: reports say so.
 inline constexpr size_t kMinSamplesForP99 = 100;

@@ -26,19 +26,6 @@ const Series* RunRecord::find(int64_t batch) const {
 
 namespace {
 
-ojson latency_json(const LatencyStats& l) {
-  return ojson{{"n", l.n},
-               {"min_ns", l.min},
-               {"p50_ns", l.p50},
-               {"p90_ns", l.p90},
-               {"p95_ns", l.p95},
-               {"p99_ns", l.p99},
-               {"max_ns", l.max},
-               {"mean_ns", l.mean},
-               {"p50_ci_ns", {l.p50_ci.low, l.p50_ci.high}},
-               {"p99_ci_ns", {l.p99_ci.low, l.p99_ci.high}}};
-}
-
 ojson roles_json(const RoleBytes& b) {
   ojson j = ojson::object();
   for (int i = 0; i < profiler::kNumRoles; ++i) {

@@ -130,10 +130,7 @@ std::string format_models(const ModelsResult& r) {
   out += memory_table(r);
   out += "\nfindings:\n";
   for (const std::string& f : analysis::findings(r)) out += "  - " + f + "\n";
-  if (!r.environment.warnings.empty()) {
-    out += "\nwarnings (kept in the JSON):\n";
-    for (const std::string& w : r.environment.warnings) out += "  " + w + "\n";
-  }
+  out += analysis::warnings_section(r.environment);
   return out;
 }
 
