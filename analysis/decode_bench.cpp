@@ -208,23 +208,26 @@ DecodeResult run_decode_bench(const DecodeOptions& o) {
 std::string format_decode(const DecodeResult& r) {
   const DecodeOptions& o = r.options;
   std::string out = fmt::format(
-      "bench {} --mode decode: {} parameters, batch 1, KV cache, greedy; prompt {} tokens, {} "
-      "new tokens a sequence, {} timed sequence{} (one untimed first), {} thread{}\n",
-      o.model, r.parameters, o.prompt, o.tokens, o.sequences, o.sequences == 1 ? "" : "s",
-      r.fingerprint.threads, r.fingerprint.threads == 1 ? "" : "s");
+      "bench {} --mode decode: {} parameters, batch 1, KV cache, greedy; prompt {} token{}, {} "
+      "new token{} a sequence, {} timed sequence{} (one untimed first), {} thread{}\n",
+      o.model, r.parameters, o.prompt, o.prompt == 1 ? "" : "s", o.tokens, o.tokens == 1 ? "" : "s",
+      o.sequences, o.sequences == 1 ? "" : "s", r.fingerprint.threads,
+      r.fingerprint.threads == 1 ? "" : "s");
   out += fmt::format("KV cache: {} a sequence ({} positions)\n\n", format_bytes(r.cache_bytes),
                      o.prompt + o.tokens);
-  out += fmt::format("time to first token (prefill of {} tokens): p50 {} (min {}, max {})\n",
-                     o.prompt, format_ns(r.ttft.p50), format_ns(r.ttft.min), format_ns(r.ttft.max));
+  out += fmt::format("time to first token (prefill of {} token{}): p50 {} (min {}, max {})\n",
+                     o.prompt, o.prompt == 1 ? "" : "s", format_ns(r.ttft.p50),
+                     format_ns(r.ttft.min), format_ns(r.ttft.max));
   if (r.token_ns.empty()) {
     out += "per token: none (one token a sequence is the first token only)\n";
   } else {
     const LatencyStats& p = r.per_token;
     out += fmt::format(
-        "per token ({} steps): p50 {} [95% {}, {}], p90 {}, p99 {}{}, max {}; {:.1f} tokens/s\n",
-        p.n, format_ns(p.p50), format_ns(p.p50_ci.low), format_ns(p.p50_ci.high), format_ns(p.p90),
-        format_ns(p.p99), p.n < kMinSamplesForP99 ? " (few steps: near the max)" : "",
-        format_ns(p.max), r.tokens_per_s);
+        "per token ({} step{}): p50 {} [95% {}, {}], p90 {}, p99 {}{}, max {}; {:.1f} tokens/s\n",
+        p.n, p.n == 1 ? "" : "s", format_ns(p.p50), format_ns(p.p50_ci.low),
+        format_ns(p.p50_ci.high), format_ns(p.p90), format_ns(p.p99),
+        p.n < kMinSamplesForP99 ? " (few steps: near the max)" : "", format_ns(p.max),
+        r.tokens_per_s);
   }
   out += fmt::format(
       "\nbytes a step must read: weights {} (every matrix once, the tied head's [V, D] included) "
