@@ -409,6 +409,11 @@ std::string unsplit_section(const BottleneckMap& m) {
     } else if (r.mean_ns < kSplitRegions * m.region_ns) {
       why = fmt::format("{:.0f} region costs a call: too short to gain from a split",
                         r.mean_ns / m.region_ns);
+    } else if (r.op.threads > 1) {
+      why = fmt::format(
+          "{:.0f} region costs a call, long enough to gain, but its kernel split it over only {} "
+          "threads (kernels/cpu/parallel.h)",
+          r.mean_ns / m.region_ns, r.op.threads);
     } else {
       why = fmt::format(
           "{:.0f} region costs a call, long enough to gain, but its kernel did not split it "

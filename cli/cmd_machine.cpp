@@ -35,7 +35,6 @@ namespace {
 
 namespace prof = prism::profiler;
 
-// Binary units for cache and array sizes, the way caches are specified.
 // What a split costs: an empty OpenMP region per thread count, the team awake and after an
 // idle spell (ThreadLimits::region_us). A kernel whose work takes a few of these gains nothing
 // from threads; the crossovers of kernels/cpu/parallel.h were measured where it cost 0.85 us.
@@ -60,6 +59,7 @@ std::string region_section(const prof::MachinePeak& m) {
       prof::kRegionIdleMs, rows);
 }
 
+// Binary units for cache and array sizes, the way caches are specified.
 std::string mib_or_kib(int64_t bytes) {
   if (bytes <= 0) return "?";
   if (bytes >= (int64_t{1} << 20) && bytes % (int64_t{1} << 20) == 0) {

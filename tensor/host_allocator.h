@@ -15,13 +15,13 @@
 //
 // How much it keeps. Not a fixed figure: a fixed 1 GiB cost GPT-2 small's training step (B 4,
 // T 64) 0.7 s of 3.2 s in page faults (its step frees 2.5 GB of buffers, many of 50-150 MB, so
-// most went back to the kernel), and would be waste for a model that never holds 100 MB. The rule instead: the bytes held, live plus
-// cached, never exceed 1.25 times the most the program's tensors ever held live at once (or
-// PRISM_HOST_CACHE_MB, default 256, if that is larger). A training step asks for the same
-// buffers every step, so the cache then serves all of them without letting the resident set
-// grow much past the step's own peak (the quarter is slack for buffers cached at the peak that
-// the peak does not use: host_allocator.cpp); when the sizes change (another batch size), a miss
-// that would cross the bound first frees cached buffers of other sizes.
+// most went back to the kernel), and would be waste for a model that never holds 100 MB. The rule
+// instead: the bytes held, live plus cached, never exceed 1.25 times the most the program's tensors
+// ever held live at once (or PRISM_HOST_CACHE_MB, default 256, if that is larger). A training step
+// asks for the same buffers every step, so the cache then serves all of them without letting the
+// resident set grow much past the step's own peak (the quarter is slack for buffers cached at the
+// peak that the peak does not use: host_allocator.cpp); when the sizes change (another batch size),
+// a miss that would cross the bound first frees cached buffers of other sizes.
 //
 // Not transparent huge pages: madvise(MADV_HUGEPAGE) on the big buffers was tried and left the
 // warm GPT-2 small step as it was (1.72-1.78 s against 1.73-1.75 s) while the cold first step
@@ -57,7 +57,7 @@ struct Stats {
   int64_t misses = 0;           // cacheable requests that went to the C library
   int64_t live_bytes = 0;       // cacheable buffers handed out and not yet released (size classes)
   int64_t peak_live_bytes = 0;  // the most live_bytes has been
-  int64_t bound_bytes = 0;      // live + cached never exceed this: max(peak live, the floor)
+  int64_t bound_bytes = 0;      // live + cached stay under this: max(1.25 x peak live, the floor)
   bool enabled = false;
 };
 Stats stats();

@@ -62,9 +62,10 @@ void unary_naive(const UnaryArgs<T>& a) {
 
 // ---- binary: out[i] = f(a[offset_a(i)], b[offset_b(i)]), broadcast by stride 0 --------------
 
+// `out` may be `a` itself (add_into: dst += src, the autograd engine's in-place gradient sums),
+// so neither is __restrict__: each element of a is read before the same element is written.
 template <class T, class F>
-__global__ void binary_contiguous(const T* __restrict__ a, const T* __restrict__ b,
-                                  T* __restrict__ out, int64_t n) {
+__global__ void binary_contiguous(const T* a, const T* __restrict__ b, T* out, int64_t n) {
   const F f{};
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -73,8 +74,8 @@ __global__ void binary_contiguous(const T* __restrict__ a, const T* __restrict__
 }
 
 template <class T, class F, class I>
-__global__ void binary_strided(const T* __restrict__ a, const T* __restrict__ b,
-                               T* __restrict__ out, BinaryArgs<T> w, I n) {
+__global__ void binary_strided(const T* a, const T* __restrict__ b, T* out, BinaryArgs<T> w,
+                               I n) {
   const F f{};
   const I step = static_cast<I>(gridDim.x) * blockDim.x;
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {

@@ -47,7 +47,6 @@ void check_grad_matches(const char* op, const Tensor& g, const Dims& shape, DTyp
 
 void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
   check_grad_matches(op, g, leaf.shape, leaf.dtype);
-  if (g.impl_ptr() == leaf.grad) return;  // the op added into .grad itself (accumulation_target)
   if (!leaf.grad) {
     // .grad must be a dense buffer of the leaf's own, which a user or an optimizer can read
     // with data<T>() and change in place. An incoming gradient often is not: sum's is a
@@ -85,10 +84,18 @@ bool accumulation_buffer(const std::shared_ptr<TensorImpl>& t) {
   return true;
 }
 
-Tensor Grads::accumulation_target(int i) const {
+Tensor Grads::accumulation_target(int i) {
   if (!needs(i)) return Tensor();
   const Edge& e = node_.next()[static_cast<size_t>(i)];
   if (!e.leaf || !accumulation_buffer(e.leaf->grad)) return Tensor();
+  // A .grad set by hand to another shape, dtype or device must not be written with the leaf's
+  // geometry: the op makes a fresh gradient instead, and the engine's add then refuses it.
+  const TensorImpl& grad = *e.leaf->grad;
+  if (!(grad.shape == e.leaf->shape) || grad.dtype != e.leaf->dtype ||
+      grad.storage->device() != e.leaf->storage->device()) {
+    return Tensor();
+  }
+  added_in_place_[static_cast<size_t>(i)] = 1;
   return Tensor(e.leaf->grad);
 }
 
@@ -179,9 +186,10 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
     // A node none of whose contributions carried a gradient has nothing to propagate, but
     // still passes "nothing" on, so the nodes below it are not left waiting.
     std::vector<Tensor> grads(n->next().size());
+    std::vector<char> added_in_place(n->next().size(), 0);
     if (g.defined()) {
       profiler::ScopeRestore scope(n->scope());
-      grads = n->apply(g);
+      grads = n->apply(g, added_in_place);
     }
     // Drop the incoming gradient now: an input gradient that is a view of it (a transpose's
     // backward) is then the only holder of its buffer, and a leaf can keep it without a copy.
@@ -190,7 +198,8 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
     for (size_t i = 0; i < n->next().size(); ++i) {
       const Edge& e = n->next()[i];
       const Tensor& gi = grads[i];
-      if (e.leaf && gi.defined()) accumulate_into_leaf(*e.leaf, gi, n->op());
+      // An op that added into the leaf's .grad itself (Grads::accumulation_target) is done.
+      if (e.leaf && gi.defined() && !added_in_place[i]) accumulate_into_leaf(*e.leaf, gi, n->op());
       if (ready_hook && e.leaf && --leaf_deps[e.leaf.get()] == 0) (*ready_hook)(*e.leaf);
       if (!e.fn) continue;
       Node* m = e.fn.get();

@@ -6,14 +6,15 @@
 
 namespace prism::autograd {
 
-std::vector<Tensor> Node::apply(const Tensor& grad_out) {
+std::vector<Tensor> Node::apply(const Tensor& grad_out, std::vector<char>& added_in_place) {
   if (released_) {
     throw Error(std::string(op_) +
                 ": backward through a graph that was already freed; call "
                 "backward(grad, /*retain_graph=*/true) the first time to go through it again");
   }
   std::vector<Tensor> grads(next_.size());
-  Grads g(*this, grads);
+  added_in_place.assign(next_.size(), 0);
+  Grads g(*this, grads, added_in_place);
   fn_(grad_out, g);
   return grads;
 }
@@ -85,7 +86,8 @@ Edge edge_of(const Tensor& t) {
 
 void attach(Tensor& out, const char* op, std::vector<Edge> edges,
             std::initializer_list<SaveSpec> saved, BackwardFn fn) {
-  auto node = std::make_shared<Node>(op, std::move(fn), std::move(edges), profiler::current_scope());
+  auto node =
+      std::make_shared<Node>(op, std::move(fn), std::move(edges), profiler::current_scope());
   for (const SaveSpec& s : saved) {
     const Tensor& t = *s.tensor;
     // `out` itself would hold this node through its grad_fn: keep a detached view of it.

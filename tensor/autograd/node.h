@@ -31,7 +31,10 @@ struct Edge {
 // What a backward function writes its input gradients into.
 class Grads {
  public:
-  Grads(const Node& node, std::vector<Tensor>& out) : node_(node), out_(out) {}
+  // `added_in_place` (one entry per input, all false) records which gradients an op added into
+  // their leaf's .grad itself (accumulation_target); the engine then adds them no second time.
+  Grads(const Node& node, std::vector<Tensor>& out, std::vector<char>& added_in_place)
+      : node_(node), out_(out), added_in_place_(added_in_place) {}
   // Whether input i needs a gradient at all (skip the work when it does not).
   bool needs(int i) const;
   // Computes input i's gradient with `f` when it is needed. `label` names it in the profile
@@ -42,15 +45,17 @@ class Grads {
   // an undefined tensor there).
   const Tensor& saved(int i) const;
   // The buffer input i's gradient may be added into, if there is one: input i is a leaf whose
-  // .grad already exists and is prism's alone to write (accumulation_buffer()). An op whose
-  // gradient is a sparse update (index_select's: a few rows of a 50257 x 768 table) adds its
-  // rows there and returns that very tensor from set()'s function; the engine then adds
-  // nothing. Undefined otherwise: make a fresh gradient as usual.
-  Tensor accumulation_target(int i) const;
+  // .grad already exists, has the leaf's shape, dtype and device, and is prism's alone to write
+  // (accumulation_buffer()). An op whose gradient is a sparse update (index_select's: a few rows
+  // of a 50257 x 768 table) must then add its rows there and return that very tensor from
+  // set()'s function: a defined result marks input i as added in place, and the engine adds
+  // nothing more. Undefined otherwise: make a fresh gradient as usual.
+  Tensor accumulation_target(int i);
 
  private:
   const Node& node_;
   std::vector<Tensor>& out_;
+  std::vector<char>& added_in_place_;
 };
 
 using BackwardFn = std::function<void(const Tensor& grad_out, Grads& grads)>;
@@ -82,8 +87,10 @@ class Node {
   // forward (SavedTensor::check). The engine calls it on every node before running any.
   void check_saved() const;
 
-  // Gradients of the inputs (undefined where an input needs none).
-  std::vector<Tensor> apply(const Tensor& grad_out);
+  // Gradients of the inputs (undefined where an input needs none). added_in_place[i] is set
+  // (resized to one entry per input) when input i's gradient was added into its leaf's .grad by
+  // the op itself (Grads::accumulation_target).
+  std::vector<Tensor> apply(const Tensor& grad_out, std::vector<char>& added_in_place);
   // Frees everything saved for backward; a later apply is an error.
   void release();
 

@@ -139,7 +139,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   // in its k loop, where the batched form made one [k, n] product per batch entry and a separate
   // sum over them (and handed a transposed weight's gradient back strided, which the leaf then
   // had to copy). The reshapes are views, recorded like any other, so gradients flow through.
-  if (b.dim() == 2 && a.dim() >= 3 && rows_merge(a)) {
+  // (k = 0 stays batched: reshape cannot infer the rows of a [-1, 0] view.)
+  if (b.dim() == 2 && a.dim() >= 3 && ka > 0 && rows_merge(a)) {
     Dims out_shape(a.shape().data(), a.dim() - 1);
     out_shape.push_back(b.shape()[1]);
     return matmul(a.reshape({-1, ka}), b).reshape(out_shape);

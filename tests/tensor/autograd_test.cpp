@@ -70,6 +70,45 @@ TEST_CASE("autograd: gradients accumulate across backward calls on fresh graphs"
   CHECK(x.grad().to_vector() == std::vector<double>{1, 1, 1});
 }
 
+TEST_CASE("autograd: gradients summed in place, and never into a buffer someone else sees") {
+  // The second contribution is added into the .grad that exists, in place, when prism alone
+  // holds it: the same buffer before and after.
+  Tensor x = leaf({1, 2, 3}, {3});
+  prism::sum(x * x).backward();
+  const void* first = x.grad().data<float>();
+  prism::sum(x * 2.0).backward();
+  CHECK(x.grad().data<float>() == first);
+  CHECK(x.grad().to_vector() == std::vector<double>{4, 6, 8});
+  // A .grad the caller still holds is not written: it keeps its values, .grad gets a new sum.
+  Tensor held = x.grad();
+  prism::sum(x).backward();
+  CHECK(held.to_vector() == std::vector<double>{4, 6, 8});
+  CHECK(x.grad().to_vector() == std::vector<double>{5, 7, 9});
+  // The incoming gradient may be the leaf's own .grad (the caller passes it as the root
+  // gradient): it still counts, once per path (found in review: an identity check skipped it).
+  Tensor p = leaf({1, 2}, {2}), q = leaf({5, 5}, {2});
+  prism::sum(p).backward();  // p.grad = [1, 1]
+  (p + q).backward(p.grad());
+  CHECK(p.grad().to_vector() == std::vector<double>{2, 2});
+  CHECK(q.grad().to_vector() == std::vector<double>{1, 1});
+  p.backward(p.grad());
+  CHECK(p.grad().to_vector() == std::vector<double>{4, 4});
+}
+
+TEST_CASE("autograd: a tied embedding's row gradients go into the existing .grad, exactly") {
+  // wte used twice, as index_select's table and as a matmul's transposed operand: the matmul's
+  // gradient arrives first, then index_select adds its rows (repeated ids included) into it.
+  Tensor w = leaf({1, 2, 3, 4, 5, 6}, {3, 2});
+  const Tensor ids = prism::from_vector(std::vector<int64_t>{2, 0, 2}, {3});
+  Tensor e = prism::index_select(w, 0, ids);            // [3, 2]
+  Tensor logits = prism::matmul(e, w.transpose(0, 1));  // [3, 3]
+  prism::sum(logits).backward();
+  // d/dw of sum(E W^T): from the matmul, each row of w gets the sum of E's rows: [1+5+5,
+  // 2+6+6] = [11, 14]; from index_select, row r gets (number of times r appears) x the sum of
+  // W's rows, [9, 12]: rows 2 (twice) and 0 (once).
+  CHECK(w.grad().to_vector() == std::vector<double>{11 + 9, 14 + 12, 11, 14, 11 + 18, 14 + 24});
+}
+
 TEST_CASE("autograd: backward twice through one graph needs retain_graph") {
   Tensor x = leaf({1, 2}, {2});
   Tensor loss = prism::sum(x * x);

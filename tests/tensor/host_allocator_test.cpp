@@ -91,3 +91,13 @@ TEST_CASE(
   ha::empty_cache();
   CHECK(ha::stats().cached_bytes == 0);
 }
+
+TEST_CASE("host allocator: a request the C library refuses leaves no live bytes and no peak") {
+  if (!ha::stats().enabled) return;  // sanitizer builds would report the request itself
+  const ha::Stats before = ha::stats();
+  void* p = ha::allocate(size_t{1} << 50);  // 1 PiB: refused
+  CHECK(p == nullptr);
+  const ha::Stats after = ha::stats();
+  CHECK(after.live_bytes == before.live_bytes);
+  CHECK(after.peak_live_bytes == before.peak_live_bytes);
+}

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
 #include "tests/tensor/reference.h"
 
 namespace prism {
@@ -77,6 +79,31 @@ TEST_CASE("matmul matches the reference for every shape rule, layout and variant
       }
     }
   }
+}
+
+TEST_CASE("matmul: a layer's [B, T, k] @ [k, n] is one GEMM, and k = 0 still gives zeros") {
+  // One GEMM over B T rows: one matmul op of [B T, k] @ [k, n] in the profile, the values
+  // and gradients of the batched rule (checked against the reference above).
+  prism::manual_seed(7);
+  Tensor a = prism::randn({2, 3, 5}), b = prism::randn({5, 4});
+  a.set_requires_grad();
+  b.set_requires_grad();
+  Tensor c = prism::matmul(a, b);
+  CHECK(c.shape() == Dims{2, 3, 4});
+  for (int64_t i = 0; i < 2; ++i) {
+    const Tensor ci = prism::matmul(a.detach().select(0, i), b.detach());
+    for (int64_t j = 0; j < 12; ++j) {
+      CHECK(c.detach().select(0, i).contiguous().data<float>()[j] ==
+            doctest::Approx(ci.data<float>()[j]).epsilon(1e-6));
+    }
+  }
+  prism::sum(c).backward();
+  CHECK(b.grad().shape() == Dims{5, 4});
+  CHECK(b.grad().is_contiguous());
+  // k = 0: the empty sum is zero (a [-1, 0] view cannot be inferred, so it stays batched).
+  const Tensor z = prism::matmul(prism::zeros({2, 3, 0}), prism::zeros({0, 5}));
+  CHECK(z.shape() == Dims{2, 3, 5});
+  for (double v : z.to_vector()) CHECK(v == 0);
 }
 
 TEST_CASE("matmul of known small matrices") {
