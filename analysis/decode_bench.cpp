@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <numeric>
 
 #include "analysis/report_format.h"
 #include "nn/models/gpt.h"
@@ -142,7 +141,6 @@ DecodeResult run_decode_bench(const DecodeOptions& o) {
   auto* model = dynamic_cast<nn::GPT*>(built.get());
   if (model == nullptr) throw Error("bench --mode decode: " + o.model + " is not a GPT");
   r.parameters = model->parameter_count();
-  r.context = model->config().block_size;
   const int64_t context = o.prompt + o.tokens;  // the cache holds the whole sequence
 
   // Random prompt ids from the seed (uniform over the vocabulary).

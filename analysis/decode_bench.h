@@ -54,7 +54,6 @@ struct DecodeResult {
   Fingerprint fingerprint;
   Environment environment;
   int64_t parameters = 0;
-  int64_t context = 0;                 // the model's block size as built
   std::vector<double> ttft_ns;         // one per timed sequence
   std::vector<double> token_ns;        // every later token of every timed sequence, in order
   LatencyStats ttft, per_token;        // of the two above
@@ -62,10 +61,10 @@ struct DecodeResult {
   int64_t cache_bytes = 0;             // the KV cache of one sequence (allocated, max length)
   int64_t weight_bytes_per_token = 0;  // read by one decoding step (see the header)
   int64_t kv_bytes_per_token = 0;      // cached keys and values read, mean over the tokens
-  std::string bandwidth_level;         // the memory level those bytes fit in: "DRAM", "L3", ...
-  double bandwidth_gbps = 0;           // its triad bandwidth; 0: unknown (--no-peak, ...)
-  double bound_ns = 0;                 // (weight + kv bytes) / bandwidth; 0 when unknown
-  std::vector<int64_t> first_tokens;   // the first sequence's generated ids (a quality probe)
+  std::string bandwidth_level;  // the level whose measured set holds those bytes: "L3", "DRAM"
+  double bandwidth_gbps = 0;    // its triad bandwidth; 0: unknown (--no-peak, ...)
+  double bound_ns = 0;          // (weight + kv bytes) / bandwidth; 0 when unknown
+  std::vector<int64_t> first_tokens;  // the first sequence's generated ids (a quality probe)
   // Where one decoding step goes: the ops of `profiled_steps` steps (after the timed ones, the
   // profiler on), per step, largest self time first.
   struct StepOp {

@@ -35,9 +35,10 @@ namespace {
 
 namespace prof = prism::profiler;
 
-// What a split costs: an empty OpenMP region per thread count, the team awake and after an
-// idle spell (ThreadLimits::region_us). A kernel whose work takes a few of these gains nothing
-// from threads; the crossovers of kernels/cpu/parallel.h were measured where it cost 0.85 us.
+// What a split costs: an OpenMP region that does nothing, per thread count, the team awake and
+// after an idle spell (ThreadLimits::region_us). A kernel whose work takes a few of these gains
+// nothing from threads; the crossovers of kernels/cpu/parallel.h were measured where it cost 0.85
+// us.
 std::string region_section(const prof::MachinePeak& m) {
   std::string rows;
   for (const prof::ThreadLimits& t : m.rows) {
@@ -49,9 +50,8 @@ std::string region_section(const prof::MachinePeak& m) {
   }
   if (rows.empty()) return "";
   return fmt::format(
-      "\nparallel region (fork, barrier and join of an `omp parallel` that does nothing, wall "
-      "time, "
-      "us):\n"
+      "\nparallel region (fork, barrier and join of an `omp parallel` that does nothing; wall "
+      "time, us):\n"
       "threads  team awake  (range)            after {:.0f} ms idle  (range)\n{}"
       "read: a kernel gains from a second thread only when its work is several times the awake "
       "figure;\n  the idle one is what a region pays when the team has gone to sleep "

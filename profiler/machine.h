@@ -76,11 +76,10 @@ struct ThreadLimits {
   // whose size is known (CacheSizes).
   std::vector<LevelRate> levels = {};
   // What a kernel pays to split its work over `threads` threads: the wall time of one
-  // `#pragma omp parallel` region doing nothing but one store per thread (fork, barrier,
-  // join), in microseconds, with the team awake
-  // (regions back to back, as a training step's ops come) and after kRegionIdleMs of idling
-  // (the team has gone to sleep: a region then also pays for waking it). All zero (reps 0) at 1
-  // thread, and where not measured.
+  // `#pragma omp parallel` region doing nothing but one store per thread (fork, barrier, join),
+  // in microseconds, with the team awake (regions back to back, as a training step's ops come)
+  // and after kRegionIdleMs of idling (the team has gone to sleep: a region then also pays for
+  // waking it). All zero (reps 0) at 1 thread, and where not measured.
   RateStats region_us = {};
   RateStats region_idle_us = {};
 };

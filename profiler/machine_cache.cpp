@@ -36,17 +36,33 @@ json rate_json(const RateStats& r) {
   return json{{"best", r.best}, {"median", r.median}, {"worst", r.worst}, {"reps", r.reps}};
 }
 
-// A measured rate is positive and its repetitions are ordered, 0 < worst <= median <= best:
-// a cache that says otherwise was not written by us, and a zero or negative peak would print
-// a ridge point of 0 or below and divide every "% of peak" by nothing.
-// A cost (a region's microseconds): smaller is better, so 0 < best <= median <= worst; or all
-// zero with no repetitions: not measured (always so at 1 thread, where there is no region).
-RateStats cost_from(const json& j, int threads) {
+// The four fields rate_json writes (throws nlohmann's error on a missing or mistyped one).
+RateStats stats_fields(const json& j) {
   RateStats r;
   r.best = j.at("best").get<double>();
   r.median = j.at("median").get<double>();
   r.worst = j.at("worst").get<double>();
   r.reps = j.at("reps").get<int>();
+  return r;
+}
+
+// A measured rate is positive and its repetitions are ordered, 0 < worst <= median <= best:
+// a cache that says otherwise was not written by us, and a zero or negative peak would print
+// a ridge point of 0 or below and divide every "% of peak" by nothing.
+RateStats rate_from(const json& j) {
+  const RateStats r = stats_fields(j);
+  if (!(r.worst > 0 && r.worst <= r.median && r.median <= r.best && std::isfinite(r.best)) ||
+      r.reps < 1) {
+    throw std::runtime_error("a rate must have 0 < worst <= median <= best and reps >= 1, got " +
+                             j.dump());
+  }
+  return r;
+}
+
+// A cost (a region's microseconds): smaller is better, so 0 < best <= median <= worst; or all
+// zero with no repetitions: not measured (always so at 1 thread, where there is no region).
+RateStats cost_from(const json& j, int threads) {
+  const RateStats r = stats_fields(j);
   if (r.best == 0 && r.median == 0 && r.worst == 0 && r.reps == 0) return r;
   if (threads < 2 ||
       !(r.best > 0 && r.best <= r.median && r.median <= r.worst && std::isfinite(r.worst)) ||
@@ -55,20 +71,6 @@ RateStats cost_from(const json& j, int threads) {
         "a region cost must have 0 < best <= median <= worst and reps >= 1 (none at 1 "
         "thread), got " +
         j.dump());
-  }
-  return r;
-}
-
-RateStats rate_from(const json& j) {
-  RateStats r;
-  r.best = j.at("best").get<double>();
-  r.median = j.at("median").get<double>();
-  r.worst = j.at("worst").get<double>();
-  r.reps = j.at("reps").get<int>();
-  if (!(r.worst > 0 && r.worst <= r.median && r.median <= r.best && std::isfinite(r.best)) ||
-      r.reps < 1) {
-    throw std::runtime_error("a rate must have 0 < worst <= median <= best and reps >= 1, got " +
-                             j.dump());
   }
   return r;
 }

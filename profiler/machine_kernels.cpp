@@ -219,28 +219,29 @@ double time_empty_regions(int threads, int64_t count, double idle_ms) {
         "time_empty_regions: need threads >= 2, count >= 1 and idle_ms >= 0");
   }
   using clock = std::chrono::steady_clock;
+  auto us_since = [](clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+  };
   double total_us = 0;
-  int64_t timed = 0;
-  // Back to back the loop is timed whole; after a sleep each region is timed alone.
   if (idle_ms == 0) {
+    // Back to back: the loop is timed whole, so no clock read sits between two regions.
     const auto t0 = clock::now();
     for (int64_t i = 0; i < count; ++i) {
 #pragma omp parallel num_threads(threads)
       touch_slot();
     }
-    total_us = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-    timed = count;
+    total_us = us_since(t0);
   } else {
+    // After a sleep each region is timed alone (the sleep is not part of it).
     for (int64_t i = 0; i < count; ++i) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(idle_ms));
       const auto t0 = clock::now();
 #pragma omp parallel num_threads(threads)
       touch_slot();
-      total_us += std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-      ++timed;
+      total_us += us_since(t0);
     }
   }
-  return total_us / static_cast<double>(timed);
+  return total_us / static_cast<double>(count);
 }
 
 StreamArrays::StreamArrays(int64_t array_bytes, int max_threads) {

@@ -52,9 +52,8 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
     // with data<T>() and change in place. An incoming gradient often is not: sum's is a
     // stride-0 expand of one number, add hands the same tensor to both inputs, and a root
     // gradient passed to backward() is the caller's. Those are copied; a fresh buffer that no
-    // one else holds (use counts of 1) is kept as it is, at no cost.
-    const bool sole_owner = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1;
-    if (sole_owner && g.is_contiguous() && g.offset() == 0) {
+    // one else holds (accumulation_buffer) is kept as it is, at no cost.
+    if (accumulation_buffer(g.impl_ptr())) {
       leaf.grad = g.impl_ptr();
     } else {
       profiler::GradOfGuard label("accumulate grad");
@@ -75,13 +74,8 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g, const char* op) {
 
 bool accumulation_buffer(const std::shared_ptr<TensorImpl>& t) {
   if (!t || t.use_count() != 1 || !t->storage || t->storage.use_count() != 1) return false;
-  if (t->offset != 0) return false;
-  int64_t expected = 1;  // contiguous, as Tensor::is_contiguous decides it
-  for (int i = t->shape.size() - 1; i >= 0; --i) {
-    if (t->shape[i] != 1 && t->strides[i] != expected) return false;
-    expected *= t->shape[i];
-  }
-  return true;
+  const Tensor dense(t);  // the counts are taken: this handle's own reference does not matter
+  return dense.offset() == 0 && dense.is_contiguous();
 }
 
 Tensor Grads::accumulation_target(int i) {

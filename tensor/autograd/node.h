@@ -134,11 +134,12 @@ bool should_record(std::initializer_list<const Tensor*> inputs);
 void attach_node(Tensor& out, const char* op, std::initializer_list<const Tensor*> inputs,
                  std::initializer_list<SaveSpec> saved, BackwardFn fn);
 
-// Whether gradient buffer `t` may be summed into in place: dense (contiguous, its storage from
-// offset 0) and held by nobody else (use counts of 1 from its one holder: a leaf's .grad, the
-// engine's pending sum). A gradient the caller still holds (a user's `auto g = p.grad()`) or
-// that is a view of another (a bucket's slice, add's one gradient handed to both inputs) is
-// never written: it is replaced by a fresh sum instead.
+// Whether gradient buffer `t` is prism's alone: dense (contiguous, its storage from offset 0)
+// and held by nobody else (use counts of 1 from its one holder: a leaf's .grad, the engine's
+// pending sum, a freshly computed gradient). Such a buffer may become a leaf's .grad without a
+// copy, and may be summed into in place. A gradient the caller still holds (a user's `auto g =
+// p.grad()`) or that is a view of another (a bucket's slice, add's one gradient handed to both
+// inputs) is never written: it is replaced by a fresh sum instead.
 bool accumulation_buffer(const std::shared_ptr<TensorImpl>& t);
 
 // Runs backward from `root` (tensor/autograd/engine.cpp).
