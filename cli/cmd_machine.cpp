@@ -24,6 +24,7 @@
 
 #include "cli/commands.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/split_rule.h"
 #include "kernels/types.h"
 #include "profiler/machine.h"
 #include "profiler/output_file.h"
@@ -37,26 +38,31 @@ namespace prof = prism::profiler;
 
 // What a split costs: an OpenMP region that does nothing, per thread count, the team awake and
 // after an idle spell (ThreadLimits::region_us). A kernel whose work takes a few of these gains
-// nothing from threads; the crossovers of kernels/cpu/parallel.h were measured where it cost 0.85
-// us.
+// nothing from threads; the crossovers of kernels/cpu/parallel.h were measured where it cost
+// kReferenceRegionMicros, and the split rule (kernels/split_rule.h) scales the work a thread must
+// bring by the awake figure: the last column.
 std::string region_section(const prof::MachinePeak& m) {
   std::string rows;
   for (const prof::ThreadLimits& t : m.rows) {
     if (t.threads < 2 || t.region_us.reps < 1) continue;
     rows += fmt::format(
-        "{:>7}  {:>10.2f}  {:>17}  {:>14.1f}  {:>17}\n", t.threads, t.region_us.median,
+        "{:>7}  {:>10.2f}  {:>17}  {:>14.1f}  {:>17}  {:>10}x\n", t.threads, t.region_us.median,
         fmt::format("{:.2f}-{:.2f}", t.region_us.best, t.region_us.worst), t.region_idle_us.median,
-        fmt::format("{:.1f}-{:.1f}", t.region_idle_us.best, t.region_idle_us.worst));
+        fmt::format("{:.1f}-{:.1f}", t.region_idle_us.best, t.region_idle_us.worst),
+        kernels::cpu::work_scale_for(t.region_us.median));
   }
   if (rows.empty()) return "";
   return fmt::format(
       "\nparallel region (fork, barrier and join of an `omp parallel` that does nothing; wall "
       "time, us):\n"
-      "threads  team awake  (range)            after {:.0f} ms idle  (range)\n{}"
+      "threads  team awake  (range)            after {:.0f} ms idle  (range)  work/thread\n{}"
       "read: a kernel gains from a second thread only when its work is several times the awake "
       "figure;\n  the idle one is what a region pays when the team has gone to sleep "
-      "(OpenMP's wait policy).\n",
-      prof::kRegionIdleMs, rows);
+      "(OpenMP's wait policy).\n"
+      "  work/thread: what each thread must bring before a kernel splits, in chunks (or matmul "
+      "thresholds),\n  the awake figure over the {:.2f} us the chunk sizes were measured at, "
+      "rounded up, at least 1\n  (kernels/split_rule.h; the commands that run kernels use it).\n",
+      prof::kRegionIdleMs, rows, kernels::cpu::kReferenceRegionMicros);
 }
 
 // Binary units for cache and array sizes, the way caches are specified.

@@ -342,5 +342,9 @@ int threads_from_env();
 void set_threads(int n);
 // omp_get_max_threads(): the threads the next parallel region will use (1 without OpenMP).
 int max_threads();
+// The CPU kernels' split rule from the region costs `prism machine` cached for this build
+// (kernels/split_rule.h); the reference rule when nothing is cached. Reads the cache, never
+// measures; a corrupt cache is a warning on stderr.
+void install_split_rule();
 
 }  // namespace prism::cli

@@ -47,6 +47,23 @@ int run(int argc, char** argv) {
 
   // PRISM_THREADS applies to every command (it is what --version reports); --threads wins.
   if (const int n = prism::cli::threads_from_env(); n > 0) prism::cli::set_threads(n);
+  // The commands that run kernels split them by this machine's region cost, when measured.
+  switch (cl.command) {
+    case Command::demo:
+    case Command::train:
+    case Command::lab:
+    case Command::bench:
+    case Command::bench_collectives:
+    case Command::compare:
+    case Command::models:
+    case Command::sweep:
+    case Command::quantize:
+    case Command::generate:
+      prism::cli::install_split_rule();
+      break;
+    default:
+      break;
+  }
 
   switch (cl.command) {
     case Command::version:

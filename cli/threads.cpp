@@ -2,6 +2,7 @@
 // (OMP_NUM_THREADS, else one thread per core). And the --device flag.
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -9,6 +10,8 @@
 
 #include "cli/commands.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/split_rule.h"
+#include "profiler/machine.h"
 
 namespace prism::cli {
 
@@ -43,6 +46,18 @@ int max_threads() {
 #else
   return 1;
 #endif
+}
+
+void install_split_rule() {
+  const profiler::MachinePeak* m = profiler::machine_peak(false);
+  if (m == nullptr) return;
+  std::vector<double> micros;  // [t - 2]: R(t); rows come as threads 1, 2, ..., N
+  for (const profiler::ThreadLimits& row : m->rows) {
+    if (row.threads < 2) continue;
+    micros.resize(static_cast<size_t>(row.threads - 1), 0.0);
+    micros[static_cast<size_t>(row.threads - 2)] = row.region_us.median;
+  }
+  kernels::cpu::set_region_costs(micros);
 }
 
 Device device_from_flag(const std::string& name) {

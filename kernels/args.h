@@ -403,7 +403,7 @@ struct Conv2dArgs {
 // its chunks each add their images into a partial [o, c kh kw] sum (chunk 0 into dw itself) and
 // the partials are added in chunk order; it makes at most kConvWeightGradChunks chunks, and
 // only one when a single image's product reaches kConvImageGemmMacs, which the matmul then
-// splits over the threads itself (matmul_optimized.cpp's kParallelMacs), so no partials are
+// splits over the threads itself (kParallelGemmMacs, kernels/cpu/parallel.h), so no partials are
 // needed. The cut depends on the shapes alone, never on the thread count: every op gives the
 // same bits on any number of threads.
 constexpr int64_t kConvChunkMacs = int64_t{1} << 18;

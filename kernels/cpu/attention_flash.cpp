@@ -83,14 +83,14 @@ struct Tiles {
   }
 };
 
-// How many threads a kernel may use: what OpenMP offers, capped by the work items and by the
-// per-thread tiles the workspace holds.
+// How many threads a kernel may use: what OpenMP offers, capped by the work items (each counted
+// as one chunk of the split rule, parallel.h: it is at least one) and by the per-thread tiles
+// the workspace holds.
 template <class Args>
 int workers(const Args& a, int64_t items) {
   const int64_t per = attention_tiled_workspace(a.lq, a.d, 1);
   const int64_t fit = a.workspace_size / per;
-  return static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>({omp_get_max_threads(), fit, items})));
+  return threads_for(items, static_cast<int>(std::clamp<int64_t>(fit, 1, omp_get_max_threads())));
 }
 
 // Row reductions written as kLanes independent partial results, so the compiler can keep them

@@ -17,18 +17,14 @@
 
 namespace prism::kernels::cpu {
 
-// About 0.1 ms of single-threaded GEMM work on a core doing 80 GFLOP/s: a fork/join costs a few
-// microseconds on an idle machine, so below this the extra thread cannot earn its keep.
-inline constexpr int64_t kParallelGemmMacs = int64_t{4} << 20;
-
-// Sets Eigen's thread count for a product of `macs` multiply-adds: 1 below the threshold, else
-// the OpenMP default (0 tells Eigen to ask OpenMP). The profiler's threads column gets the most
-// Eigen may use (its own heuristics may take fewer for a thin product); inside a parallel region
-// Eigen runs on the calling thread alone.
+// Sets Eigen's thread count for a product of `macs` multiply-adds: 1 below kParallelGemmMacs
+// (parallel.h, with the split rule's scale), else as many as threads_for_macs allows. The
+// profiler's threads column gets that count (Eigen's own heuristics may take fewer for a thin
+// product); inside a parallel region Eigen runs on the calling thread alone.
 inline void eigen_threads_for(int64_t macs) {
-  const bool split = macs >= kParallelGemmMacs;
-  Eigen::setNbThreads(split ? 0 : 1);
-  note_threads(split && !omp_in_parallel() ? omp_get_max_threads() : 1);
+  const int threads = threads_for_macs(macs, kParallelGemmMacs, kGemmMacsPerThread);
+  Eigen::setNbThreads(threads);
+  note_threads(threads);
 }
 
 }  // namespace prism::kernels::cpu

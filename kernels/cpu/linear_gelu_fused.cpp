@@ -59,10 +59,12 @@ void linear_gelu_fused(const LinearGeluArgs<T>& a) {
   const int64_t col_tiles = (a.out + kTileCols - 1) / kTileCols;
   const int64_t tiles = row_tiles * col_tiles;
   // One row (a decoding step) is bound by reading w and splits sooner (parallel.h).
-  const int64_t threshold = a.rows == 1 ? kParallelGemvMacs : kParallelGemmMacs;
-  const bool parallel = a.rows * a.out * a.in >= threshold && tiles > 1;
-  note_threads(parallel ? threads_for(tiles) : 1);
-#pragma omp parallel for schedule(static) if (parallel)
+  const int64_t macs = a.rows * a.out * a.in;
+  const int threads = static_cast<int>(std::min<int64_t>(
+      tiles, a.rows == 1 ? threads_for_macs(macs, kParallelGemvMacs, kGemvMacsPerThread)
+                         : threads_for_macs(macs, kParallelGemmMacs, kGemmMacsPerThread)));
+  note_threads(threads);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
   for (int64_t t = 0; t < tiles; ++t) {
     // Down a column of tiles first: consecutive tiles share the weight block, which stays in L2.
     linear_gelu_tile(a, (t % row_tiles) * kTileRows, (t / row_tiles) * kTileCols);

@@ -47,11 +47,10 @@ void matmul_bf16_optimized_entry(const MatmulBf16Args<float>& a);
 
 namespace {
 
-constexpr int kT = 32;                             // rows and columns of the C block; k step
-constexpr int64_t kKCP = 256;                      // pairs per k block (multiple of 16)
-constexpr int64_t kMC = 128;                       // rows of A packed at once (4 slivers)
-constexpr int64_t kNC = 2048;                      // columns of B packed at once
-constexpr int64_t kSerialMacs = int64_t{4} << 20;  // below this, no threads (eigen_threads.h)
+constexpr int kT = 32;         // rows and columns of the C block; k step
+constexpr int64_t kKCP = 256;  // pairs per k block (multiple of 16)
+constexpr int64_t kMC = 128;   // rows of A packed at once (4 slivers)
+constexpr int64_t kNC = 2048;  // columns of B packed at once
 
 #if defined(__x86_64__)
 bool amx_usable() {
@@ -143,8 +142,8 @@ void pack_a(const MatmulBf16Args<float>& g, const BFloat16* A, int64_t i0, int64
 void gemm(const MatmulBf16Args<float>& g, const BFloat16* A, const BFloat16* B, float* C,
           bool threads) {
   const int64_t pairs = (g.k + 1) / 2;
-  const bool serial = !threads || g.m * g.n * g.k < kSerialMacs;
-  const int max_threads = serial ? 1 : omp_get_max_threads();
+  const int max_threads =
+      threads ? threads_for_macs(g.m * g.n * g.k, kParallelGemmMacs, kGemmMacsPerThread) : 1;
   const int64_t share = (g.m + max_threads - 1) / max_threads;
   const int64_t rows = std::min(kMC, std::max<int64_t>(kT, (share + kT - 1) / kT * kT));
   thread_local std::vector<uint16_t> bpack;
@@ -200,8 +199,10 @@ void matmul_bf16_amx(const MatmulBf16Args<float>& a0) {
   auto one = [&](int64_t b, bool threads) {
     gemm(a, a.a + b * a.a_bs, a.b + b * a.b_bs, a.c + b * a.m * a.n, threads);
   };
-  if (a.batch > 1 && a.m * a.n * a.k < kSerialMacs * 8) {  // small products: whole ones a thread
-    const int64_t per = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, a.m * a.n * a.k));
+  if (a.batch > 1 &&
+      a.m * a.n * a.k < kParallelGemmMacs * 8) {  // small products: whole ones a thread
+    const int64_t per =
+        std::max<int64_t>(1, kParallelGemmMacs / std::max<int64_t>(1, a.m * a.n * a.k));
     parallel_chunks(a.batch, per, [&](int64_t, int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) one(b, false);
     });

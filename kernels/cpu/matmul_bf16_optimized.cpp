@@ -54,7 +54,6 @@ constexpr int kNR = 32;        // columns of the C tile: two registers of 16 flo
 constexpr int64_t kKCP = 256;  // pair steps per k block (512 values of k)
 constexpr int64_t kMC = 96;    // rows of A packed at once (8 tiles)
 constexpr int64_t kNC = 2048;  // columns of B packed at once
-constexpr int64_t kSerialMacs = int64_t{4} << 20;  // below this, no threads (eigen_threads.h)
 
 using Microkernel = void (*)(int64_t kcp, const uint32_t* ap, const uint16_t* bp, float* tile);
 
@@ -126,8 +125,8 @@ void pack_a(const MatmulBf16Args<float>& g, const BFloat16* A, int64_t i0, int64
 void gemm(const MatmulBf16Args<float>& g, const BFloat16* A, const BFloat16* B, float* C,
           Microkernel micro, bool threads) {
   const int64_t pairs = (g.k + 1) / 2;
-  const bool serial = !threads || g.m * g.n * g.k < kSerialMacs;
-  const int max_threads = serial ? 1 : omp_get_max_threads();
+  const int max_threads =
+      threads ? threads_for_macs(g.m * g.n * g.k, kParallelGemmMacs, kGemmMacsPerThread) : 1;
   // Rows per chunk: whole tiles, at most kMC, and enough chunks for every thread.
   const int64_t share = (g.m + max_threads - 1) / max_threads;
   const int64_t rows = std::min(kMC, std::max<int64_t>(kMR, (share + kMR - 1) / kMR * kMR));
@@ -183,8 +182,9 @@ void run(const MatmulBf16Args<float>& a0, Microkernel micro) {
   };
   // Many small products (a convolution's images: [O, K] @ [K, Ho Wo] each): one thread per
   // group of whole products, each serial, instead of a fork and join inside every product.
-  if (a.batch > 1 && a.m * a.n * a.k < kSerialMacs * 8) {
-    const int64_t per = std::max<int64_t>(1, kSerialMacs / std::max<int64_t>(1, a.m * a.n * a.k));
+  if (a.batch > 1 && a.m * a.n * a.k < kParallelGemmMacs * 8) {
+    const int64_t per =
+        std::max<int64_t>(1, kParallelGemmMacs / std::max<int64_t>(1, a.m * a.n * a.k));
     parallel_chunks(a.batch, per, [&](int64_t, int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) one(b, false);
     });

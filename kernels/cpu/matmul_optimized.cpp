@@ -52,9 +52,9 @@
 // threads share nothing and never wait for each other until the region ends. The price is that
 // each thread packs the operand it shares with its neighbours itself: k * (rows + cols) copies
 // per thread against 2 * rows * cols * k FLOPs, a few percent for the smallest blocks we split.
-// Products under kParallelMacs run on the calling thread: on this 2-core shared machine a
-// fork/join costs more than it saves for them, and a descheduled second thread stalls the join
-// (kernels/cpu/eigen_threads.h has the measurements).
+// Products under kParallelGemmMacs (parallel.h) run on the calling thread: on this 2-core shared
+// machine a fork/join costs more than it saves for them, and a descheduled second thread stalls the
+// join (kernels/cpu/eigen_threads.h has the measurements).
 //
 // Cost: 2 m n k FLOPs per batch; packing m k (n / NC) + k n (m-blocks per thread) copies.
 // Measured (2-core Zen 4, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"), 1 thread:
@@ -82,14 +82,6 @@
 
 namespace prism::kernels::cpu {
 namespace {
-
-// Same threshold as Eigen's products get (eigen_threads.h): about 0.1 ms of one core's work.
-constexpr int64_t kParallelMacs = int64_t{4} << 20;
-// Each extra thread must bring at least this much work.
-constexpr int64_t kMacsPerThread = int64_t{2} << 20;
-// A one-row product is bound by reading B, and pays for a region sooner (parallel.h:
-// kParallelGemvMacs); each extra thread must bring half of that.
-constexpr int64_t kGemvMacsPerThread = int64_t{128} << 10;
 
 struct Blocking {
   int64_t kc, mc, nc;
@@ -584,12 +576,9 @@ void run(const Problem<T>& p) {
   const int64_t units_m = p.batch * tiles_m, units_n = (p.n + NR - 1) / NR;
   const int64_t macs = p.batch * p.m * p.n * p.k;
   const bool one_row = p.m == 1 && p.c_cs == 1;  // the gemv path below
-  const int64_t parallel_macs = one_row ? kParallelGemvMacs : kParallelMacs;
-  const int64_t macs_per_thread = one_row ? kGemvMacsPerThread : kMacsPerThread;
-  int threads = 1;
-  if (macs >= parallel_macs && !omp_in_parallel()) {
-    threads = static_cast<int>(std::min<int64_t>(omp_get_max_threads(), macs / macs_per_thread));
-  }
+  // A one-row product is bound by reading B and pays for a region sooner (parallel.h).
+  const int threads = one_row ? threads_for_macs(macs, kParallelGemvMacs, kGemvMacsPerThread)
+                              : threads_for_macs(macs, kParallelGemmMacs, kGemmMacsPerThread);
   if (split_k_form(p)) {
     run_split_k(p, threads);
     return;

@@ -11,7 +11,7 @@
 // chunks one after the other, so the serial path is not a second implementation.
 //
 // Grain. Entering an OpenMP parallel region and leaving it (fork, barrier, join) costs about
-// kRegionMicros microseconds on the 2-core machine of docs/PERFORMANCE.md ("Threads"), and
+// kReferenceRegionMicros microseconds on the 2-core machine of docs/PERFORMANCE.md ("Threads"), and
 // bench/parallel_grain.cpp measures it and, per op class, the crossover: the size from which
 // 2 threads beat 1 at every larger size, timed interleaved. A kernel runs serially until it has
 // at least two chunks, and each class's chunk is half its crossover, so two chunks exist from
@@ -24,6 +24,9 @@
 //   SGD update         8192 parameters (0.68)                    4096
 // Convolution splits whole images (kernels/args.h, conv_chunks: 2^18 multiply-adds a chunk, some
 // 5 us of GEMM, several region costs).
+// On a machine whose regions cost more, each thread must bring proportionally more chunks
+// (kernels/split_rule.h: work_scale, from `prism machine`'s measurement); the chunks themselves
+// never change.
 // Threads used are told to the profiler (note_threads), so an op's row shows how many threads
 // its kernel ran on. Inside another parallel region (an op called from an OpenMP loop) a kernel
 // runs serially, as OpenMP would run a nested region anyway.
@@ -37,12 +40,10 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/split_rule.h"
 #include "profiler/recorder.h"
 
 namespace prism::kernels::cpu {
-
-// Measured cost of one empty `#pragma omp parallel` region at 2 threads (median, see above).
-constexpr double kRegionMicros = 0.85;
 
 // Items per chunk by op class: half the measured crossover (the table above).
 constexpr int64_t kChunkElementwise = 65536;    // cheap ops (add, relu, copy): elements
@@ -60,6 +61,16 @@ constexpr int64_t kChunkSgd = 4096;             // of an SGD update: 4 FLOPs a p
 // whole, each output one dot product over all of k on any thread count, so the bits do not
 // depend on the split.
 constexpr int64_t kParallelGemvMacs = int64_t{256} << 10;
+// Each extra thread of a one-row product must bring half of that.
+constexpr int64_t kGemvMacsPerThread = kParallelGemvMacs / 2;
+
+// A product of two matrices (GEMM: the optimized and the bf16 matmuls, Eigen's products, the
+// fused linear-GELU) splits from 4M multiply-adds, about 0.1 ms of one core's work (at 40
+// GMAC/s), some 50 region costs: a descheduled second thread on a shared 2-core machine stalls
+// the join for a scheduler slice, and below this the split does not earn it back
+// (eigen_threads.h has the measurements); each extra thread must bring half of it.
+constexpr int64_t kParallelGemmMacs = int64_t{4} << 20;
+constexpr int64_t kGemmMacsPerThread = kParallelGemmMacs / 2;
 
 // The number of chunks [0, n) is cut into.
 inline int64_t chunk_count(int64_t n, int64_t chunk) {
@@ -80,11 +91,29 @@ inline int64_t partial_rows_per_chunk(int64_t rows, int64_t cols) {
   return std::max(rows_per_chunk(cols), (rows + kMaxPartials - 1) / kMaxPartials);
 }
 
-// The threads a region over `chunks` chunks would use: one per chunk at most, never more than
-// `max_threads` (a kernel with per-thread scratch for that many), one inside a parallel region.
+// The threads a region over `chunks` chunks would use: never more than `max_threads` (a kernel
+// with per-thread scratch for that many), one inside a parallel region, and at most as many as
+// can each get work_scale(threads) chunks (one per chunk where regions cost what they did when
+// the chunks were measured).
 inline int threads_for(int64_t chunks, int max_threads = std::numeric_limits<int>::max()) {
   if (chunks < 2 || omp_in_parallel()) return 1;
-  return static_cast<int>(std::min<int64_t>({omp_get_max_threads(), chunks, max_threads}));
+  int t = static_cast<int>(std::min<int64_t>({omp_get_max_threads(), chunks, max_threads}));
+  while (t > 1 && chunks < work_scale(t) * t) --t;
+  return t;
+}
+
+// The threads for a product of `macs` multiply-adds that splits from `first` and gives each
+// thread at least `per_thread`, both times the split rule's work_scale: the most threads t with
+// macs >= first * work_scale(t) and macs >= t * per_thread * work_scale(t); one inside a
+// parallel region.
+inline int threads_for_macs(int64_t macs, int64_t first, int64_t per_thread) {
+  if (omp_in_parallel()) return 1;
+  int t = omp_get_max_threads();
+  for (; t > 1; --t) {
+    const int64_t scale = work_scale(t);
+    if (macs >= first * scale && macs / (per_thread * scale) >= t) break;
+  }
+  return t;
 }
 
 // Tells the profiler the innermost open op of this thread ran on `threads` threads.

@@ -114,3 +114,38 @@ TEST_CASE("prism machine rejects bad flags with a usage error") {
   CHECK(r.code == 1);
   CHECK(contains(r.err, "cannot write the machine JSON"));
 }
+
+// The split rule from the cache (kernels/split_rule.h): a command that runs kernels reads the
+// region cost `prism machine` measured and scales the work a thread must bring by it. With a
+// region that costs a second, no op of the MLP's step splits; with this machine's own figure,
+// the first layer's products do.
+TEST_CASE("prism train splits its kernels by the region cost in the machine cache") {
+  TempDir dir;
+  REQUIRE(run_prism(std::string(kQuick) + " --json m.json", dir.path(), cache_env(dir)).code == 0);
+  nlohmann::json entry = nlohmann::json::parse(read_file(dir / "m.json"));
+  entry["load_avg"] = 0.25;  // measured quiet: used as it is
+  auto train_threads = [&](double region_us) {
+    nlohmann::json e = entry;
+    e["rows"][1]["region_us"] = {
+        {"best", region_us}, {"median", region_us}, {"worst", region_us}, {"reps", 3}};
+    nlohmann::json cache{{"format", "prism-machine-cache"}, {"version", 1}, {"machines", {}}};
+    cache["machines"][e["key"].get<std::string>()] = e;
+    std::ofstream(dir / "cache.json") << cache.dump();
+    const RunResult r = run_prism(
+        "train mlp --data spirals --steps 3 --profile-steps 2 --batch 512 --threads 2 --json "
+        "p.json",
+        dir.path(), cache_env(dir));
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const nlohmann::json doc = nlohmann::json::parse(read_file(dir / "p.json"));
+    int most = 0;
+    for (const auto& op : doc.at("ops")) most = std::max(most, op.at("threads_max").get<int>());
+    return most;
+  };
+  CHECK(train_threads(0.5) == 2);
+  CHECK(train_threads(1e6) == 1);
+
+  // And `prism machine` prints the rule: 1e6 us over the reference's 0.85 us, rounded up.
+  const RunResult m = run_prism("machine --threads 2", dir.path(), cache_env(dir));
+  CHECK(contains(m.out, "work/thread"));
+  CHECK(contains(m.out, "1176471x"));
+}

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/registry.h"
+#include "kernels/split_rule.h"
 #include "profiler/aggregate.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"
@@ -142,7 +143,7 @@ std::vector<Case> cases() {
                    return swiglu(in[0].slice(-1, 0, 257), in[0].slice(-1, 257, 2 * 257));
                  });
                }});
-  // GEMM-based ops, past the matmul's kParallelMacs (4M multiply-adds): the threads split C
+  // GEMM-based ops, past the matmul's kParallelGemmMacs (4M multiply-adds): the threads split C
   // into blocks and every element keeps its order of additions, so the bits do not change.
   c.push_back({"matmul", {"matmul"}, [=] {
                  seeded(20);
@@ -198,7 +199,7 @@ std::vector<Case> cases() {
                }});
   // linear with the ReLU folded in: forward (ReLU as x is packed, bias on each block), dx
   // (split-k: 67 rows, k = 263 outputs, the mask applied to each thread's band of rows) and dW
-  // (ReLU as x is packed), each past kParallelMacs.
+  // (ReLU as x is packed), each past kParallelGemmMacs.
   c.push_back({"linear, relu input", {"linear"}, [=] {
                  seeded(24);
                  return forward_backward(
@@ -353,6 +354,35 @@ TEST_CASE("threads: the profile shows each op's threads (2 past the grain, 1 bel
   for (const profiler::OpRow& row : rows) {
     CHECK(row.threads_min == 1);
     CHECK(row.threads_max == 1);
+  }
+}
+
+// The split rule (kernels/split_rule.h) on a machine whose regions would cost a second each (the
+// rule caps the cost there): every case's calls stay on one thread, and give the bits they give
+// at 1 thread.
+TEST_CASE("threads: a costly region keeps each case on one thread, with the same bits") {
+  struct Restore {
+    ~Restore() { kernels::cpu::set_region_costs({}); }
+  } restore;
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    std::vector<Tensor> one;
+    {
+      Threads t(1);
+      one = c.run();
+    }
+    Threads t(2);
+    kernels::cpu::set_region_costs({1e6});
+    profiler::Session session;
+    const std::vector<Tensor> two = c.run();
+    const std::vector<profiler::OpRow> rows = profiler::aggregate_ops(session.stop());
+    kernels::cpu::set_region_costs({});
+    REQUIRE(one.size() == two.size());
+    for (size_t i = 0; i < one.size(); ++i) CHECK(same_bits(one[i], two[i]));
+    for (const profiler::OpRow& row : rows) {
+      CAPTURE(row.name);
+      CHECK(row.threads_max == 1);
+    }
   }
 }
 
