@@ -74,7 +74,6 @@ int run_quantize(const QuantizeOptions& o) {
   if (o.threads > 0) set_threads(o.threads);
   // Refuse what would fail late before any work: the output path, the input file, the model.
   check_writable(o.output_path, "int8 model", /*regular_file_only=*/true);
-  check_distinct_outputs({{"model_file", o.model_path}, {"--output", o.output_path}});
   const std::string model = o.model.empty()      ? guess_model(o.model_path)
                             : o.model == "lenet" ? "cnn"
                                                  : o.model;

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/file_roles.h"
 #include "cli/text_checkpoint.h"
 #include "cli/train_data.h"
 #include "cli/train_ddp.h"
@@ -39,10 +40,6 @@ void check_outputs(const TrainOptions& o) {
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   if (!o.report_path.empty()) check_writable(o.report_path, "report");
   if (!o.save_path.empty()) check_writable(o.save_path, "checkpoint", /*regular_file_only=*/true);
-  check_distinct_outputs({{"--save", o.save_path},
-                          {"--json", o.json_path},
-                          {"--trace", o.trace_path},
-                          {"--report", o.report_path}});
 }
 
 // Resolves the options against the model's defaults, loads the data (the model's input and
@@ -145,13 +142,22 @@ TrainRun set_up(const TrainOptions& o, dist::Comm* comm) {
 int run_train(const TrainOptions& given) {
   TrainOptions o = given;
   // A trace comes with its page: report.html in the trace's folder, unless --report says where.
+  // (file_roles.h has already refused it if that is one of the run's other files.)
+  bool page_replaces = false;
   if (o.report_path.empty() && !o.trace_path.empty()) {
-    o.report_path = (std::filesystem::path(o.trace_path).parent_path() / "report.html").string();
+    o.report_path = report_beside_trace(o.trace_path);
+    page_replaces = !o.report_path.empty() && std::filesystem::exists(o.report_path);
   }
   if (o.threads > 0) set_threads(o.threads);
   // --ddp: MPI first (a usage error without a launcher, before any work), then the same set-up
   // on every rank.
   dist::Comm* comm = o.ddp ? &start_ddp(o) : nullptr;
+  if (page_replaces && (comm == nullptr || comm->rank() == 0)) {
+    std::printf(
+        "note: --trace writes its page to %s, replacing the file there (--report PATH "
+        "writes it elsewhere)\n",
+        o.report_path.c_str());
+  }
   load_kernel_env();
   apply_kernel_flags(o.kernels);
   // --counters counts events per op in the profile, so it profiles too.

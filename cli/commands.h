@@ -263,9 +263,8 @@ std::string kernel_summary();
 // (profiler::check_output_path). A checkpoint must be a regular file; a text output may also be
 // a device or a FIFO (--json /dev/stdout).
 void check_writable(const std::string& path, const char* what, bool regular_file_only = false);
-// A UsageError when two of the outputs ({"--save", path}, ...) are one file, through symlinks
-// and ./ or ../ spellings too; empty paths are skipped.
-void check_distinct_outputs(const std::vector<std::pair<const char*, std::string>>& outputs);
+// (That no output is an input or another output is checked once for every command, before it
+// runs: cli/file_roles.h.)
 
 // `prism check NAME`: builds an exercise's checker with the learner's file (only that file and
 // the checker's main are compiled; the libraries are already built), runs it, and records the

@@ -27,6 +27,7 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/file_roles.h"
 #include "cli/parse.h"
 
 namespace {
@@ -44,6 +45,9 @@ int run(int argc, char** argv) {
     std::fputs(cl.err.c_str(), stderr);
     return cl.exit_code;
   }
+
+  // No output may be one of the command's inputs or another of its outputs (file_roles.h).
+  prism::cli::check_file_roles(prism::cli::files_of(cl));
 
   // PRISM_THREADS applies to every command (it is what --version reports); --threads wins.
   if (const int n = prism::cli::threads_from_env(); n > 0) prism::cli::set_threads(n);

@@ -1,0 +1,50 @@
+// The files a command line reads and writes, and the one rule they obey: no output may be one of
+// the command's inputs, or another of its outputs. `prism report X.json -o X.json` would turn the
+// profile into a page, `prism train --load W --save W --json W` the weights into a profile; each
+// is a usage error (exit 2) before any work instead.
+//
+// "The same file" is judged as the file system does, not by the name: an existing file is the
+// same as another when both resolve (symbolic links followed) to one device and inode, so
+// `./B`, `dir/../B`, a symbolic link to B and a hard link to B are all B; a file that does not
+// exist yet is the same as another when their absolute, link-resolved, normalised paths are
+// equal. Devices and FIFOs (`--json /dev/stdout`, `/dev/null`) are streams, never "the same":
+// two outputs may both go to /dev/null.
+//
+// files_of is the one table of every command's files; a command with a file flag must be in it
+// (tests/cli/same_file_test.cpp runs every entry, with each output named as each input and as
+// each other output, several ways).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/parse.h"
+
+namespace prism::cli {
+
+// One file argument: the flag that named it ("--json", "--trace's report.html", or a positional
+// argument's name from the help: "BASE", "IN.json") and the path as given.
+struct FileArg {
+  std::string flag;
+  std::string path;
+};
+
+struct CommandFiles {
+  std::vector<FileArg> inputs;   // read: checkpoints, result files, a corpus; absent ones skipped
+  std::vector<FileArg> outputs;  // written; unset (empty) ones are not listed
+};
+
+// The files the parsed command `cl` would read and write. A `--data` that names no existing
+// file (a data set's name) and the other inputs that do not exist are left for the command to
+// report; they cannot be overwritten.
+CommandFiles files_of(const CommandLine& cl);
+
+// Throws UsageError naming both flags when an output is one of the inputs or another output
+// (see the top of this file).
+void check_file_roles(const CommandFiles& files);
+
+// `prism train --trace T` with no --report writes its page beside the trace: this path; "" when
+// T is a device or a FIFO (no page is written then).
+std::string report_beside_trace(const std::string& trace_path);
+
+}  // namespace prism::cli
