@@ -1,6 +1,7 @@
 #include "cli/text_checkpoint.h"
 
 #include <cstdio>
+#include <map>
 #include <string>
 
 namespace prism::cli {
@@ -50,6 +51,50 @@ int64_t need_size(const nn::Metadata& meta, const std::string& path, const std::
   return v;
 }
 
+// The state (parameters and buffers, names and shapes) of a GPT of config `c`, built on the meta
+// device: shapes without memory.
+nn::NamedTensors meta_state(const nn::GPTConfig& c, const std::string& path) {
+  DefaultDevice on_meta(Device::meta);
+  try {
+    return nn::GPT(c).named_state();
+  } catch (const Error& e) {  // a size past prism's limits
+    fail(path, std::string("its metadata describes a GPT prism cannot build: ") + e.what());
+  }
+}
+
+// The metadata is believed only once the file's tensors agree with it, before any model is
+// built: a `prism.gpt.layers` edited to 1e9 would otherwise have a model of that many layers
+// allocated before the load found that the tensors do not fit. First the count, from a 1-layer
+// and a 2-layer model on the meta device (the per-layer count), so that a huge layer count is
+// refused without building it; then every name and shape against a meta model of the config.
+void check_tensors_fit(const nn::GPTConfig& c, const nn::NamedTensors& file,
+                       const std::string& path) {
+  nn::GPTConfig one = c, two = c;
+  one.layers = 1;
+  two.layers = 2;
+  const auto base = static_cast<int64_t>(meta_state(one, path).size());
+  const auto per_layer = static_cast<int64_t>(meta_state(two, path).size()) - base;
+  const auto held = static_cast<int64_t>(file.size());
+  if ((held - base) % per_layer != 0 || held < base || (held - base) / per_layer + 1 != c.layers) {
+    fail(path, "its metadata describes a GPT of " + std::to_string(c.layers) + " layers (" +
+                   std::to_string(base + (c.layers - 1) * per_layer) +
+                   " tensors), but the file holds " + std::to_string(held) + " tensors");
+  }
+  std::map<std::string, Dims> shapes;
+  for (const auto& [name, t] : file) shapes.emplace(name, t.shape());
+  for (const auto& [name, t] : meta_state(c, path)) {
+    const auto it = shapes.find(name);
+    if (it == shapes.end()) {
+      fail(path,
+           "its metadata describes a GPT with a tensor '" + name + "' the file does not hold");
+    }
+    if (it->second != t.shape()) {
+      fail(path, "tensor '" + name + "' is " + it->second.str() +
+                     " in the file, but the GPT its metadata describes has " + t.shape().str());
+    }
+  }
+}
+
 }  // namespace
 
 nn::Metadata text_model_metadata(const nn::Module& model, const nn::data::Vocabulary& vocab) {
@@ -68,7 +113,7 @@ nn::Metadata text_model_metadata(const nn::Module& model, const nn::data::Vocabu
 
 TextModel load_text_model(const std::string& path) {
   nn::Metadata meta;
-  nn::read_safetensors(path, &meta);  // validates the whole file (nn/safetensors.h)
+  const nn::NamedTensors file = nn::read_safetensors(path, &meta);  // validated (safetensors.h)
   const auto kind = meta.find("prism.model");
   if (kind == meta.end() || kind->second != "gpt") {
     fail(path,
@@ -108,6 +153,8 @@ TextModel load_text_model(const std::string& path) {
     fail(path, "the vocabulary has " + std::to_string(chars.size()) + " characters but the model " +
                    std::to_string(c.vocab) + " token ids");
   }
+
+  check_tensors_fit(c, file, path);
 
   TextModel out;
   out.vocab = nn::data::Vocabulary(chars);  // distinct and sorted: the same ids

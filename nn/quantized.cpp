@@ -335,9 +335,23 @@ std::shared_ptr<QuantizedModel> load_quantized(Module& model, const std::string&
   }
   auto q = quantize_model(model, {}, {});
   load_safetensors(*q, path, /*strict=*/true);
+  // Scales divide and multiply every value: a zero, negative or non-finite one (a tampered
+  // file; quantize_weights never writes one: an all-zero channel gets 1) is refused, per element.
+  auto ends_with = [](const std::string& name, const std::string& tail) {
+    return name.size() > tail.size() &&
+           name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
   for (const auto& [name, t] : q->named_buffers()) {
-    if (name.size() > 12 && name.compare(name.size() - 12, 12, ".input_scale") == 0) {
-      check_input_scale(name.c_str(), t.data<float>()[0]);
+    if (ends_with(name, ".input_scale")) check_input_scale(name.c_str(), t.data<float>()[0]);
+    if (ends_with(name, ".weight_scale")) {
+      const float* s = t.data<float>();
+      for (int64_t j = 0; j < t.numel(); ++j) {
+        if (!(s[j] > 0) || !std::isfinite(s[j])) {
+          throw Error(format("load_quantized: %s: %s[%lld] must be finite and > 0, got %g",
+                             path.c_str(), name.c_str(), static_cast<long long>(j),
+                             static_cast<double>(s[j])));
+        }
+      }
     }
   }
   if (metadata) *metadata = meta;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_run.h"
+#include "safetensors_edit.h"
 #include "tests/test_util.h"
 
 using namespace prism::cli_test;
@@ -63,16 +64,34 @@ TEST_CASE("prism generate: bad files, prompts and flags are clear errors") {
   const RunResult mlp = run_prism("generate mlp.st --prompt a", dir.path());
   CHECK(mlp.code == 1);
   CHECK(contains(mlp.err, "not a character transformer checkpoint"));
-  // Metadata that describes another GPT than the tensors (3 layers; the file holds 4).
-  std::string bytes = read_file(dir / "m.st");
-  const std::string key = "\"prism.gpt.layers\":\"4\"";
-  const size_t at = bytes.find(key);
-  REQUIRE(at != std::string::npos);
-  bytes[at + key.size() - 2] = '3';
-  std::ofstream(dir / "m3.st", std::ios::binary) << bytes;
-  const RunResult shape = run_prism("generate m3.st --prompt a", dir.path());
-  CHECK(shape.code == 1);
-  CHECK(contains(shape.err, "not those of the GPT its metadata describes"));
+  // Metadata that describes another GPT than the tensors: each field checked against the
+  // tensors before any model is built, so a layer count of 1e9 is refused at once, not after
+  // allocating it (which took 120 s and 10.8 GB before).
+  const std::string bytes = read_file(dir / "m.st");
+  const struct {
+    const char* key;
+    const char* value;
+    const char* message;
+  } edits[] = {
+      {"prism.gpt.layers", "3", "describes a GPT of 3 layers (40 tensors), but the file holds 52"},
+      {"prism.gpt.layers", "1000", "describes a GPT of 1000 layers"},
+      {"prism.gpt.layers", "1000000000", "describes a GPT of 1000000000 layers"},
+      {"prism.gpt.d_model", "64", "in the file, but the GPT its metadata describes has"},
+      {"prism.gpt.d_model", "1000000000", "describes a GPT prism cannot build"},
+      {"prism.gpt.block_size", "1000000000", "in the file, but the GPT its metadata describes has"},
+      {"prism.gpt.tied", "false", "(53 tensors), but the file holds 52"},
+      {"prism.gpt.vocab", "1000000000", "characters but the model 1000000000 token ids"},
+      {"prism.gpt.heads", "0", "not a positive whole number"},
+  };
+  for (const auto& e : edits) {
+    const std::string edit = std::string(e.key) + " = " + e.value;
+    CAPTURE(edit);
+    std::ofstream(dir / "edited.st", std::ios::binary) << with_metadata(bytes, e.key, e.value);
+    const RunResult r = run_prism("generate edited.st --prompt a --threads 1", dir.path());
+    CHECK(r.code == 1);
+    CHECK_MESSAGE(contains(r.err, e.message), r.err);
+    CHECK(r.out.empty());
+  }
 
   const RunResult bad_char = run_prism("generate m.st --prompt \"a$(printf '\\001')\"", dir.path());
   CHECK(bad_char.code == 2);

@@ -1,8 +1,11 @@
 // `prism quantize` and `prism bench --precision int8`: a trained mlp quantized end to end (sizes,
 // accuracy of both, the int8 file), timed as int8, and the errors.
+#include <fstream>
+#include <limits>
 #include <regex>
 
 #include "cli_run.h"
+#include "safetensors_edit.h"
 #include "tests/test_util.h"
 
 using namespace prism::cli_test;
@@ -120,4 +123,37 @@ TEST_CASE("prism quantize: bad files, models, counts and outputs are clear error
                 dir.path());
   CHECK(r.code == 1);
   CHECK(contains(r.err, "junk.safetensors"));
+}
+
+TEST_CASE("prism bench: an int8 file with a zero, negative or non-finite scale is refused") {
+  TempDir dir;
+  REQUIRE(
+      run_prism("train mlp --data spirals --steps 2 --threads 1 --save w.st", dir.path()).code ==
+      0);
+  REQUIRE(run_prism("quantize w.st -o q.st --data spirals --calibrate 1 --threads 1", dir.path())
+              .code == 0);
+  const std::string bytes = read_file(dir / "q.st");
+  const struct {
+    const char* tensor;
+    int64_t index;
+    float value;
+    const char* message;
+  } edits[] = {
+      {"fc1.weight_scale", 0, 0.0f, "fc1.weight_scale[0] must be finite and > 0, got 0"},
+      {"fc2.weight_scale", 5, -1.0f, "fc2.weight_scale[5] must be finite and > 0, got -1"},
+      {"fc3.weight_scale", 1, std::numeric_limits<float>::infinity(),
+       "tensor 'fc3.weight_scale': 1 of its 3 values are not finite"},
+      {"fc1.input_scale", 0, 0.0f, "the input scale must be finite and > 0, got 0"},
+      {"fc2.input_scale", 0, -2.0f, "the input scale must be finite and > 0, got -2"},
+  };
+  for (const auto& e : edits) {
+    CAPTURE(e.message);
+    std::ofstream(dir / "edited.st", std::ios::binary)
+        << with_f32(bytes, e.tensor, e.index, e.value);
+    const RunResult r =
+        run_prism("bench mlp --data spirals --precision int8 --load edited.st --no-peak --batch 1",
+                  dir.path());
+    CHECK(r.code == 1);
+    CHECK_MESSAGE(contains(r.err, e.message), r.err);
+  }
 }
