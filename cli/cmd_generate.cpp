@@ -54,14 +54,23 @@ Run decode(nn::GPT& model, const nn::data::Vocabulary& vocab, const std::vector<
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(o.tokens));
   const int64_t t0 = profiler::now_ns();
+  // Each token drawn with its step named, should the model's output not be finite.
+  auto draw = [&](const std::vector<double>& logits) {
+    try {
+      return nn::sample_token(logits, o.temperature, o.top_k, gen);
+    } catch (const Error& e) {
+      throw Error("generate: token " + std::to_string(out.size() + 1) + " of " +
+                  std::to_string(o.tokens) + (cached ? "" : " (uncached)") + ": " + e.what());
+    }
+  };
   std::vector<double> logits = dec.start(prompt);
-  out.push_back(nn::sample_token(logits, o.temperature, o.top_k, gen));
+  out.push_back(draw(logits));
   int64_t last = profiler::now_ns();
   r.ttft_ms = static_cast<double>(last - t0) * 1e-6;
   r.cache_bytes = kv_cache_live_bytes();
   for (int64_t i = 1; i < o.tokens; ++i) {
     logits = dec.push(out.back());
-    out.push_back(nn::sample_token(logits, o.temperature, o.top_k, gen));
+    out.push_back(draw(logits));
     const int64_t now = profiler::now_ns();
     r.step_ms.push_back(static_cast<double>(now - last) * 1e-6);
     last = now;

@@ -149,6 +149,17 @@ int64_t sample_token(const std::vector<double>& last, double temperature, int64_
                      Generator& gen) {
   const int64_t v = static_cast<int64_t>(last.size());
   if (v == 0) throw Error("sample_token: no logits");
+  // A NaN or an infinity (weights that overflow float32 somewhere in the forward pass) has no
+  // place in an argmax or a softmax, and a NaN breaks the ordering the sort below needs (a
+  // comparator that is not a strict weak order is undefined behaviour): refused, never sampled.
+  for (int64_t i = 0; i < v; ++i) {
+    if (!std::isfinite(last[static_cast<size_t>(i)])) {
+      throw Error("sample_token: the logits are not finite (logit " + std::to_string(i) + " of " +
+                  std::to_string(v) + " is " +
+                  (std::isnan(last[static_cast<size_t>(i)]) ? "nan" : "inf") +
+                  "): the model's forward pass overflowed float32");
+    }
+  }
   if (temperature == 0 || top_k == 1) {
     return std::max_element(last.begin(), last.end()) - last.begin();
   }

@@ -68,7 +68,8 @@ GPTConfig gpt_config(const std::string& name);
 
 // The next token drawn from `logits` [vocab] as GPT::generate draws it: greedy argmax when
 // temperature is 0 or top_k is 1, else softmax(logits / temperature) over the top_k largest
-// (0: all), in double, by inverse-CDF sampling with one uniform draw from `gen`.
+// (0: all), in double, by inverse-CDF sampling with one uniform draw from `gen`. A logit that
+// is NaN or infinite is an Error naming it (never sorted, never drawn).
 int64_t sample_token(const std::vector<double>& logits, double temperature, int64_t top_k,
                      Generator& gen);
 std::vector<std::string> gpt_config_names();

@@ -93,6 +93,20 @@ TEST_CASE("prism generate: bad files, prompts and flags are clear errors") {
     CHECK(r.out.empty());
   }
 
+  // Finite but absurd weights: a layer norm's weight of 3e38 sends the logits past float32. Both
+  // ways of drawing stop at the first token, naming it, instead of printing newlines.
+  std::string huge = bytes;
+  for (int64_t j = 0; j < 128; ++j) huge = with_f32(huge, "ln_f.weight", j, 3e38f);  // d_model
+  std::ofstream(dir / "huge.st", std::ios::binary) << huge;
+  for (const std::string how : {"--temperature 0", "--temperature 0.8", "--no-cache --top-k 5"}) {
+    CAPTURE(how);
+    const RunResult r = run_prism(
+        std::string("generate huge.st --prompt ab --tokens 5 --threads 1 ") + how, dir.path());
+    CHECK(r.code == 1);
+    CHECK_MESSAGE(contains(r.err, "generate: token 1 of 5"), r.err);
+    CHECK(contains(r.err, "the logits are not finite"));
+  }
+
   const RunResult bad_char = run_prism("generate m.st --prompt \"a$(printf '\\001')\"", dir.path());
   CHECK(bad_char.code == 2);
   CHECK(contains(bad_char.err, "byte 0x01 at position 1 is not in the model's vocabulary"));

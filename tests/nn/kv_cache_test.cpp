@@ -239,3 +239,19 @@ TEST_CASE("copy_into: writes into a strided view in place, refuses a shape or a 
   leaf.set_requires_grad();
   CHECK_ERROR("records no gradient", prism::copy_into(col, leaf));
 }
+
+TEST_CASE("sample_token: a NaN or infinite logit is an error, whatever the way of drawing") {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  for (const std::vector<double>& logits :
+       {std::vector<double>{1, nan, 2}, std::vector<double>{inf, 0, 1},
+        std::vector<double>{0, 1, -inf}, std::vector<double>{nan, nan, nan}}) {
+    for (const auto& [temperature, top_k] :
+         {std::pair<double, int64_t>{0, 0}, {0.8, 0}, {0.8, 2}, {1, 1}}) {
+      prism::Generator gen(7);
+      CHECK_THROWS_WITH_AS(prism::nn::sample_token(logits, temperature, top_k, gen),
+                           doctest::Contains("the logits are not finite"), prism::Error);
+    }
+  }
+  prism::Generator gen(7);
+  CHECK(prism::nn::sample_token({1, 3, 2}, 0, 0, gen) == 1);  // finite logits still draw
+}
