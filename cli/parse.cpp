@@ -99,6 +99,34 @@ CLI::Validator positive_number(double hi, bool allow_zero = false) {
       "");
 }
 
+// A finite number from `lo` to `hi`: NaN and infinities are refused (CLI11's Range and
+// NonNegativeNumber let "nan" through, every comparison with it being false, and print a bound
+// of DBL_MAX as a 300-digit number).
+CLI::Validator number_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != s.size() || !std::isfinite(v) || v < lo || v > hi) {
+          return fmt::format("expected a number from {:g} to {:g}, got '{}'", lo, hi, s);
+        }
+        return "";
+      },
+      "");
+}
+
+// A seed: every command takes the same ones, 0 to 2^62 (the exercise checker's range, which
+// `prism check` passes on), so a seed that works for one works for all.
+constexpr long long kMaxSeed = 1LL << 62;
+CLI::Validator seed_number() {
+  return whole_number(0, kMaxSeed);
+}
+
 // A file or directory name: an empty one ("--save ''", or an unset shell variable) is an error,
 // not a silent "no output".
 CLI::Validator file_name() {
@@ -117,7 +145,7 @@ void add_demo_options(CLI::App& cmd, DemoOptions& o) {
                  "OpenMP threads, 1 to 1024 (default: PRISM_THREADS, else all cores)")
       ->check(whole_number(1, 1024));
   cmd.add_option("--seed", o.seed, "seed for the data set and the initial weights")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->check(seed_number())
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernels,
                  "run a kernel variant for an op, e.g. matmul=naive (repeat the flag for more "
@@ -173,7 +201,7 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed for data order and initial weights")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->check(seed_number())
       ->capture_default_str();
   cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
       ->type_name("OP=VARIANT")
@@ -287,7 +315,7 @@ void add_lab_options(CLI::App& cmd, LabCliOptions& o) {
       ->check(positive_number(1e6))
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "seed for the random inputs")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->check(seed_number())
       ->capture_default_str();
   cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peaks");
   cmd.add_option("--device", o.device,
@@ -330,7 +358,7 @@ void add_model_threads(CLI::App& cmd, int& threads) {
 }
 void add_model_seed(CLI::App& cmd, uint64_t& seed) {
   cmd.add_option("--seed", seed, "seed for the weights and the synthetic inputs")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->check(seed_number())
       ->capture_default_str();
 }
 void add_image_size(CLI::App& cmd, int64_t& image_size) {
@@ -422,7 +450,7 @@ void add_bench_options(CLI::App& cmd, BenchCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--max-wait-ms", o.max_wait_ms,
                  "server: how long the oldest request may wait for its batch to fill")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_in(0, 1e6))
       ->capture_default_str();
   cmd.add_option("--slo-ms", o.slo_ms, "server: report where the p99 latency crosses this")
       ->check(positive_number(1e9));
@@ -593,7 +621,7 @@ void add_gate_options(CLI::App& cmd, GateCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--max-quality-drop", o.max_quality_drop,
                  "largest allowed fall of held-out accuracy, in percentage points")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_in(0, 100))
       ->capture_default_str();
   cmd.add_option("--max-loss-increase", o.max_loss_increase,
                  "largest allowed relative rise of a held-out or training loss")
@@ -601,7 +629,7 @@ void add_gate_options(CLI::App& cmd, GateCliOptions& o) {
       ->capture_default_str();
   cmd.add_option("--max-output-diff", o.max_output_diff,
                  "largest allowed relative change of the outputs on fixed inputs (inference)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_in(0, 1e6))
       ->capture_default_str();
   cmd.add_option("--exact", o.exact,
                  "counters that must be equal: flops, macs, bytes, allocs, alloc_bytes")
@@ -625,8 +653,7 @@ void add_check_options(CLI::App& cmd, CheckOptions& o) {
       ->required();
   cmd.add_flag("--quick", o.quick, "time small sizes, 3 short samples each (what ctest runs)");
   cmd.add_flag("--no-timing", o.no_timing, "check correctness only (no performance tier)");
-  cmd.add_option("--seed", o.seed, "other random inputs (default 1)")
-      ->check(whole_number(0, int64_t{1} << 62));
+  cmd.add_option("--seed", o.seed, "other random inputs (default 1)")->check(seed_number());
   cmd.add_option("--threads", o.threads, "OpenMP threads while timing, 1 to 256 (default 1)")
       ->check(whole_number(1, 256));
   cmd.add_option("--runs", o.runs, "timed samples per variant, 1 to 1000 (default 15)")
@@ -653,11 +680,12 @@ void add_quantize_options(CLI::App& cmd, QuantizeOptions& o) {
   cmd.add_option("--method", o.method, "activation ranges: minmax or percentile")
       ->check(CLI::IsMember({"minmax", "percentile"}));
   cmd.add_option("--percentile", o.percentile, "with --method percentile (default 99.99)")
-      ->check(CLI::Range(1e-9, 100.0));
+      ->check(number_in(1e-9, 100));
   cmd.add_option("--eval-batches", o.eval_batches, "held-out batches evaluated (default all)")
       ->check(whole_number(0, 1'000'000));
   cmd.add_option("--threads", o.threads, "OpenMP threads")->check(whole_number(1, 1024));
-  cmd.add_option("--seed", o.seed, "seed of the calibration batches' shuffle");
+  cmd.add_option("--seed", o.seed, "seed of the calibration batches' shuffle")
+      ->check(seed_number());
 }
 
 void add_generate_options(CLI::App& cmd, GenerateOptions& o) {
@@ -670,11 +698,10 @@ void add_generate_options(CLI::App& cmd, GenerateOptions& o) {
   cmd.add_option("--tokens", o.tokens, "new tokens to generate, 1 to 100000 (default 200)")
       ->check(whole_number(1, 100'000));
   cmd.add_option("--temperature", o.temperature, "softmax temperature; 0 = greedy (default 0.8)")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(number_in(0, 1000));
   cmd.add_option("--top-k", o.top_k, "sample among the k most likely tokens (default all)")
       ->check(whole_number(0, 1'000'000));
-  cmd.add_option("--seed", o.seed, "seed of the sampling (default 42)")
-      ->check(whole_number(0, std::numeric_limits<long long>::max()));
+  cmd.add_option("--seed", o.seed, "seed of the sampling (default 42)")->check(seed_number());
   cmd.add_flag("--no-cache", o.no_cache, "no KV cache: recompute the whole context every token");
   cmd.add_flag("--compare", o.compare, "run with and without the KV cache, side by side");
   cmd.add_option("--block", o.block, "context length, at most the model's (default the model's)")
