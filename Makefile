@@ -28,7 +28,7 @@ PERF_BENCH  ?= --batch 1,32 --threads 1 --duration 3
 # with OSS-Fuzz's -O1 -gline-tables-only (52 s less of CI); long runs keep -O2 for throughput.
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_SECONDS  ?= 300
-FUZZ_TARGETS  ?= safetensors idx text cli
+FUZZ_TARGETS  ?= safetensors idx text cli checkpoint results
 FUZZ_CXX      ?= clang++-14
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev libomp-14-dev
 FUZZ_OPT      ?= -O2 -g

@@ -195,6 +195,27 @@ class Reader {
     if (!v.is_number_integer()) fail("field '" + where + key + "' is not a whole number");
     return v.get<int64_t>();
   }
+  // Counts, bytes, FLOPs and times: a negative one is no measurement (a hand-edited or corrupt
+  // file), and would pass a gate that compares rises.
+  int64_t count(const json& j, const std::string& key, const std::string& where) const {
+    const int64_t v = integer(j, key, where);
+    if (v < 0) fail("field '" + where + key + "' is negative (" + std::to_string(v) + ")");
+    return v;
+  }
+  // A peak of memory: bytes, or -1 where it could not be measured (what prism writes then).
+  int64_t peak(const json& j, const std::string& key, const std::string& where) const {
+    const int64_t v = integer(j, key, where);
+    if (v < -1) {
+      fail("field '" + where + key + "' is " + std::to_string(v) +
+           ": a peak is bytes, or -1 when unknown");
+    }
+    return v;
+  }
+  double amount(const json& j, const std::string& key, const std::string& where) const {
+    const double v = number(j, key, where);
+    if (v < 0) fail("field '" + where + key + "' is negative (" + fmt::format("{:g}", v) + ")");
+    return v;
+  }
   std::string string(const json& j, const std::string& key, const std::string& where) const {
     const json& v = at(j, key, where);
     if (!v.is_string()) fail("field '" + where + key + "' is not a string");
@@ -247,12 +268,12 @@ std::vector<OpPerCall> read_ops(const Reader& rd, const json& ops, const std::st
     p.phase = rd.string(o, "phase", where + "[].");
     p.variant = rd.string(o, "variant", where + "[].");
     p.grad_of = rd.string(o, "grad_of", where + "[].");
-    p.calls = rd.number(o, "calls", where + "[].") / per;
-    p.self_ns = rd.number(o, "self_ns", where + "[].") / per;
-    p.flops = rd.number(o, "flops", where + "[].") / per;
-    p.bytes = rd.number(o, "bytes", where + "[].") / per;
-    p.allocs = rd.number(o, "allocs", where + "[].") / per;
-    p.alloc_bytes = rd.number(o, "alloc_bytes", where + "[].") / per;
+    p.calls = rd.amount(o, "calls", where + "[].") / per;
+    p.self_ns = rd.amount(o, "self_ns", where + "[].") / per;
+    p.flops = rd.amount(o, "flops", where + "[].") / per;
+    p.bytes = rd.amount(o, "bytes", where + "[].") / per;
+    p.allocs = rd.amount(o, "allocs", where + "[].") / per;
+    p.alloc_bytes = rd.amount(o, "alloc_bytes", where + "[].") / per;
     out.push_back(std::move(p));
   }
   return out;
@@ -283,22 +304,21 @@ RunRecord read_bench(const Reader& rd, const json& doc) {
     s.label = "batch " + std::to_string(s.batch);
     s.samples_ns = rd.numbers(b, "samples_ns", "batches[].", true);
     if (s.samples_ns.empty()) rd.fail("batch " + std::to_string(s.batch) + " has no samples");
-    s.cold_ns = rd.number(b, "cold_ns", "batches[].");
-    s.peak_rss_bytes = rd.integer(b, "peak_rss_bytes", "batches[].");
-    s.tracked_peak_bytes = rd.integer(b, "tracked_peak_bytes", "batches[].");
+    s.cold_ns = rd.amount(b, "cold_ns", "batches[].");
+    s.peak_rss_bytes = rd.peak(b, "peak_rss_bytes", "batches[].");
+    s.tracked_peak_bytes = rd.peak(b, "tracked_peak_bytes", "batches[].");
     const json& roles = rd.at(b, "tracked_peak_by_role", "batches[].");
     for (int i = 0; i < profiler::kNumRoles; ++i) {
       const char* name = profiler::role_name(static_cast<profiler::MemRole>(i));
       s.tracked_peak_by_role[static_cast<size_t>(i)] =
-          rd.integer(roles, name, "batches[].tracked_peak_by_role.");
+          rd.count(roles, name, "batches[].tracked_peak_by_role.");
     }
     const json& c = rd.at(b, "counters", "batches[].");
     s.has_counters = true;
-    s.counters = {rd.integer(c, "flops", "batches[].counters."),
-                  rd.integer(c, "macs", "batches[].counters."),
-                  rd.integer(c, "bytes", "batches[].counters."),
-                  rd.integer(c, "allocs", "batches[].counters."),
-                  rd.integer(c, "alloc_bytes", "batches[].counters.")};
+    s.counters = {
+        rd.count(c, "flops", "batches[].counters."), rd.count(c, "macs", "batches[].counters."),
+        rd.count(c, "bytes", "batches[].counters."), rd.count(c, "allocs", "batches[].counters."),
+        rd.count(c, "alloc_bytes", "batches[].counters.")};
     s.ops = read_ops(rd, rd.at(b, "ops", "batches[]."), "batches[].ops", 1.0);
     r.series.push_back(std::move(s));
   }
@@ -339,21 +359,19 @@ RunRecord read_train(const Reader& rd, const json& doc) {
   // The counters of the window, per step (exact when every step does the same work).
   CallCounters total;
   for (const json& o : doc["ops"]) {
-    total.flops = profiler::saturating_add(total.flops, rd.integer(o, "flops", "ops[]."));
-    total.macs = profiler::saturating_add(total.macs, rd.integer(o, "macs", "ops[]."));
-    total.bytes = profiler::saturating_add(total.bytes, rd.integer(o, "bytes", "ops[]."));
-    total.allocs += rd.integer(o, "allocs", "ops[].");
+    total.flops = profiler::saturating_add(total.flops, rd.count(o, "flops", "ops[]."));
+    total.macs = profiler::saturating_add(total.macs, rd.count(o, "macs", "ops[]."));
+    total.bytes = profiler::saturating_add(total.bytes, rd.count(o, "bytes", "ops[]."));
+    total.allocs += rd.count(o, "allocs", "ops[].");
     total.alloc_bytes =
-        profiler::saturating_add(total.alloc_bytes, rd.integer(o, "alloc_bytes", "ops[]."));
+        profiler::saturating_add(total.alloc_bytes, rd.count(o, "alloc_bytes", "ops[]."));
   }
   s.has_counters = true;
   s.counters = {total.flops / steps, total.macs / steps, total.bytes / steps, total.allocs / steps,
                 total.alloc_bytes / steps};
-  if (t.contains("peak_rss_bytes") && t["peak_rss_bytes"].is_number_integer()) {
-    s.peak_rss_bytes = t["peak_rss_bytes"].get<int64_t>();
-  }
-  if (t.contains("tracked_peak_bytes") && t["tracked_peak_bytes"].is_number_integer()) {
-    s.tracked_peak_bytes = t["tracked_peak_bytes"].get<int64_t>();
+  if (t.contains("peak_rss_bytes")) s.peak_rss_bytes = rd.peak(t, "peak_rss_bytes", "train.");
+  if (t.contains("tracked_peak_bytes")) {
+    s.tracked_peak_bytes = rd.peak(t, "tracked_peak_bytes", "train.");
   }
   r.series.push_back(std::move(s));
   return r;

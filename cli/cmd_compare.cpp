@@ -8,8 +8,10 @@
 // both sides alike instead of on whichever ran second. Each round is a short `bench` of every
 // batch size; the samples of all rounds of a side are pooled.
 #include <cstdio>
+#include <exception>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +21,7 @@
 #include "cli/bench_options.h"
 #include "cli/commands.h"
 #include "kernels/registry.h"
+#include "nn/safetensors.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli {
@@ -106,6 +109,19 @@ int compare_model(const CompareOptions& o) {
   base.duration_s = o.bench.duration_s / o.rounds;
   base.min_iters = 3;
   load_kernel_env();
+  // Both sides checked before the first round: a kernel variant that does not exist, or a --load
+  // file that cannot be read or is no checkpoint, fails here in milliseconds, not after side A's
+  // first round has run.
+  for (const auto& [s, which] : {std::pair{&a, "--a"}, std::pair{&b, "--b"}}) {
+    reset_kernels();
+    try {
+      apply_kernel_flags(s->kernels);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string(which) + ": " + e.what());
+    }
+    if (!s->load_path.empty()) nn::read_safetensors(s->load_path);  // an Error naming the file
+  }
+  reset_kernels();
 
   // Each side's settings are applied, then undone, around each of its rounds.
   auto run_side = [&](const Side& s, bool first_round) {
@@ -121,18 +137,28 @@ int compare_model(const CompareOptions& o) {
     return analysis::run_bench(opts);
   };
   analysis::BenchResult ra, rb;
-  for (int round = 0; round < o.rounds; ++round) {
-    std::fprintf(stderr, "\rround %d/%d", round + 1, o.rounds);
-    // A B, then B A, and again: each side runs first in half of the rounds.
-    const bool a_first = round % 2 == 0;
-    for (int k = 0; k < 2; ++k) {
-      const bool is_a = (k == 0) == a_first;
-      analysis::BenchResult r = run_side(is_a ? a : b, round == 0);
-      analysis::BenchResult& dst = is_a ? ra : rb;
-      if (round == 0) {
-        dst = std::move(r);
-      } else {
-        pool(dst, r);
+  // The progress line is rewritten in place ("\rround 2/3"); a failure during a round ends it
+  // first, so the error starts a line of its own.
+  struct EndLineOnError {
+    ~EndLineOnError() {
+      if (std::uncaught_exceptions() > 0) std::fputs("\n", stderr);
+    }
+  };
+  {
+    EndLineOnError end_line;
+    for (int round = 0; round < o.rounds; ++round) {
+      std::fprintf(stderr, "\rround %d/%d", round + 1, o.rounds);
+      // A B, then B A, and again: each side runs first in half of the rounds.
+      const bool a_first = round % 2 == 0;
+      for (int k = 0; k < 2; ++k) {
+        const bool is_a = (k == 0) == a_first;
+        analysis::BenchResult r = run_side(is_a ? a : b, round == 0);
+        analysis::BenchResult& dst = is_a ? ra : rb;
+        if (round == 0) {
+          dst = std::move(r);
+        } else {
+          pool(dst, r);
+        }
       }
     }
   }

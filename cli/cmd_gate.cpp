@@ -98,7 +98,17 @@ int run_gate(const GateCliOptions& o) {
   }
   std::fputs(analysis::format_gate(r, o.verbose).c_str(), stdout);
   if (!o.json_path.empty()) {  // written whatever the verdict: a failed gate is worth a look
-    profiler::write_text_file(o.json_path, analysis::gate_json(r, o.base, o.cand).dump(1) + "\n");
+    try {
+      profiler::write_text_file(o.json_path, analysis::gate_json(r, o.base, o.cand).dump(1) + "\n");
+    } catch (const std::exception& e) {
+      // Exit 1 is the verdict "a threshold broke"; a file that could not be written is not one.
+      std::fprintf(stderr, "prism: error: %s\n", e.what());
+      std::fprintf(stderr,
+                   "gate: the verdict above stands (%s), but --json was not written: exit "
+                   "%d\n",
+                   r.passed() ? "passed" : "FAILED", kExitGateOutput);
+      return kExitGateOutput;
+    }
     std::printf("wrote %s\n", o.json_path.c_str());
   }
   return r.passed() ? 0 : 1;

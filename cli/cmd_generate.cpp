@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/text_checkpoint.h"
+#include "nn/models/gpt_checkpoint.h"
 #include "nn/models/gpt_decoder.h"
 #include "profiler/clock.h"
 #include "profiler/memory.h"
@@ -120,7 +120,12 @@ int run_generate(const GenerateOptions& o) {
   if (o.prompt.empty()) throw UsageError("--prompt needs at least one character");
   if (o.threads > 0) set_threads(o.threads);
 
-  TextModel tm = load_text_model(o.model_path);
+  nn::TextModel tm;
+  try {
+    tm = nn::load_text_model(o.model_path);
+  } catch (const Error& e) {
+    throw Error(std::string("generate: ") + e.what());
+  }
   nn::GPT& model = *tm.model;
   const nn::GPTConfig& c = model.config();
   for (size_t i = 0; i < o.prompt.size(); ++i) {

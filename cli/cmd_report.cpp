@@ -20,15 +20,15 @@
 namespace prism::cli {
 namespace {
 
-// A profile's views under the roofs from `prism machine`'s cache only: measuring takes seconds
-// a report should not spend unasked; without them the roofline view says how to add them.
-analysis::html::Block profile_block(const std::string& name, const analysis::html::ProfileData& p) {
+// The roofs from `prism machine`'s cache only: measuring takes seconds a report should not
+// spend unasked; without them the roofline view says how to add them.
+analysis::html::RooflinePeaks cached_peaks(int threads) {
   analysis::html::RooflinePeaks peaks;
   if (const profiler::MachinePeak* machine = profiler::machine_peak(false)) {
-    peaks.gflops = machine->peak_gflops(p.threads);
-    peaks.gbps = machine->peak_gbps(p.threads);
+    peaks.gflops = machine->peak_gflops(threads);
+    peaks.gbps = machine->peak_gbps(threads);
   }
-  return analysis::html::profile_block(name, p, peaks);
+  return peaks;
 }
 
 std::string page(const std::vector<analysis::html::Block>& blocks) {
@@ -44,12 +44,7 @@ analysis::html::Block block_of(const std::string& path) {
   const nlohmann::json doc = analysis::html::load_json(path);
   const std::string name = std::filesystem::path(path).filename().string();
   try {
-    if (doc.is_object() && doc.contains("kind") && doc["kind"].is_string()) {
-      if (auto make = analysis::html::find_result_view(doc["kind"].get<std::string>())) {
-        return make(name, doc);
-      }
-    }
-    return profile_block(name, analysis::html::read_profile(doc));
+    return analysis::html::result_block(name, doc, cached_peaks);
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
@@ -61,7 +56,8 @@ std::string report_html(const std::vector<std::string>& names,
                         const std::vector<analysis::html::ProfileData>& profiles) {
   std::vector<analysis::html::Block> blocks;
   for (size_t i = 0; i < profiles.size(); ++i)
-    blocks.push_back(profile_block(names[i], profiles[i]));
+    blocks.push_back(
+        analysis::html::profile_block(names[i], profiles[i], cached_peaks(profiles[i].threads)));
   return page(blocks);
 }
 

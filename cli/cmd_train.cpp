@@ -19,10 +19,10 @@
 
 #include "cli/commands.h"
 #include "cli/file_roles.h"
-#include "cli/text_checkpoint.h"
 #include "cli/train_data.h"
 #include "cli/train_ddp.h"
 #include "cli/train_run.h"
+#include "nn/models/gpt_checkpoint.h"
 #include "nn/models/zoo.h"
 #include "nn/optim/make.h"
 #include "nn/safetensors.h"
@@ -175,8 +175,9 @@ int run_train(const TrainOptions& given) {
   if (!o.save_path.empty() && run.is_rank0()) {
     run.model->to(Device::cpu);  // the file is written from host memory
     // A text model's file also carries its shape and vocabulary, for `prism generate`.
-    const nn::Metadata meta =
-        run.data.text ? text_model_metadata(*run.model, run.data.text->vocab()) : nn::Metadata{};
+    const nn::Metadata meta = run.data.text
+                                  ? nn::text_model_metadata(*run.model, run.data.text->vocab())
+                                  : nn::Metadata{};
     nn::save_safetensors(*run.model, o.save_path, meta, run.non_finite);
     std::printf("saved weights to %s\n", o.save_path.c_str());
   }

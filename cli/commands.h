@@ -246,6 +246,10 @@ struct GateCliOptions {
   bool verbose = false;
   std::string json_path;  // --json: the checks and the verdict, for `prism report`
 };
+// Exit codes: 0 every threshold held, 1 a threshold broke (the verdict), 2 a usage error or an
+// input it cannot read (no verdict), kExitGateOutput the verdict was printed but its --json could
+// not be written: never 1, which a CI script reads as "the change regressed".
+inline constexpr int kExitGateOutput = 3;
 int run_gate(const GateCliOptions& opts);
 
 // ---- kernel choices (kernel_choices.cpp) -----------------------------------------------------

@@ -54,6 +54,19 @@ TrainData load_train_data(const std::string& spec_in, const std::string& model, 
     else
       spec = nn::data::fashion_mnist_available() ? "fashion-mnist" : "shapes";
   }
+  // Whether the model can read this data is known from the names alone: said before anything
+  // is loaded, in the same words for every command (a text set built for an image model would
+  // fail first on a block size it never needed).
+  std::error_code ec;
+  const bool text_data = spec == "text" || fs::is_regular_file(spec, ec);
+  const bool known = text_data || spec == "fashion-mnist" || spec == "shapes" ||
+                     spec == "spirals" || fs::is_directory(spec, ec);
+  if (known && text_data && !nn::is_language_model(model)) {
+    throw UsageError("model '" + model + "' classifies images; text data needs a transformer");
+  }
+  if (known && !text_data && nn::is_language_model(model)) {
+    throw UsageError("model '" + model + "' reads text; use --data text or a text file");
+  }
   if (spec == "fashion-mnist") {
     const std::string dir = nn::data::fashion_mnist_dir();
     if (!nn::data::fashion_mnist_available(dir)) {
@@ -74,7 +87,6 @@ TrainData load_train_data(const std::string& spec_in, const std::string& model, 
   if (spec == "text") {
     return text("text (built in)", nn::data::CharDataset(nn::data::default_text(), block_size));
   }
-  std::error_code ec;
   if (fs::is_directory(spec, ec)) {
     if (!nn::data::fashion_mnist_available(spec)) {
       throw Error("--data " + spec +
@@ -94,15 +106,9 @@ TrainData load_train_data(const std::string& spec_in, const std::string& model, 
 nn::ModelOptions model_options_for(const TrainData& data, const std::string& model,
                                    nn::ModelOptions mo) {
   const nn::data::ExampleSpec spec = data.train->spec();
-  if (data.task == Task::next_char) {
-    if (!nn::is_language_model(model)) {
-      throw UsageError("model '" + model + "' classifies images; text data needs a transformer");
-    }
+  if (data.task == Task::next_char) {  // a language model: load_train_data checked it
     mo.vocab = data.num_classes;
     return mo;
-  }
-  if (nn::is_language_model(model)) {
-    throw UsageError("model '" + model + "' reads text; use --data text or a text file");
   }
   mo.num_classes = data.num_classes;
   if (spec.input_shape.size() == 3) {

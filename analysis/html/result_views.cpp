@@ -36,6 +36,15 @@ std::vector<std::string> result_view_kinds() {
   return kinds;
 }
 
+Block result_block(const std::string& name, const nlohmann::json& doc,
+                   const std::function<RooflinePeaks(int threads)>& peaks_for) {
+  if (doc.is_object() && doc.contains("kind") && doc["kind"].is_string()) {
+    if (BlockMaker make = find_result_view(doc["kind"].get<std::string>())) return make(name, doc);
+  }
+  const ProfileData p = read_profile(doc);
+  return profile_block(name, p, peaks_for(p.threads));
+}
+
 nlohmann::json load_json(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a directory, not a file");

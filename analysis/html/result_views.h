@@ -5,11 +5,13 @@
 // profile (profile_views.h), which names the kinds it knows when it is given another.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/html/profile_views.h"
 #include "analysis/html/report_page.h"
 
 namespace prism::analysis::html {
@@ -27,6 +29,12 @@ struct ResultView {
 BlockMaker find_result_view(const std::string& kind);
 // The registered kinds, sorted (for messages).
 std::vector<std::string> result_view_kinds();
+
+// The block `prism report` draws for one document: its kind's view when one is registered,
+// else the document read as a profile (read_profile) under the roofs `peaks_for(threads)` gives
+// for the threads it ran on. Throws prism::Error naming what is wrong.
+Block result_block(const std::string& name, const nlohmann::json& doc,
+                   const std::function<RooflinePeaks(int threads)>& peaks_for);
 
 // A file's text parsed as JSON; "PATH: cannot be read (...)", "PATH: the file is empty",
 // "PATH: not valid JSON: ..." (a truncated file says so) otherwise.

@@ -6,6 +6,8 @@ per target, each small. The input layouts are the fuzz targets' own (see each fu
   idx          a mode byte (odd: the target gzips the rest first), then the file
   text         a block-size byte, a split-fraction byte, then the text
   cli          the arguments, one per line
+  checkpoint   the file (a character transformer's, or an int8 MLP 2-3-2's)
+  results      the file (a bench, train, compare, gate, sweep or models JSON result)
 """
 import gzip
 import json
@@ -93,6 +95,121 @@ write("safetensors", "bad_metadata", safetensors(
 write("safetensors", "bad_not_object", safetensors([], header_override="[1,2,3]"))
 write("safetensors", "bad_json", safetensors([], header_override='{"w":{"dtype":"F32",'))
 write("safetensors", "bad_short", b"\x10\0\0\0")
+
+# ---- checkpoint --------------------------------------------------------------------------------
+
+
+def gpt_tensors(vocab, block, d, layers, seed=1):
+    """The tensors of a tied GPT (nn/models/gpt.h), in its named_state order, small values."""
+    def vals(n):
+        return f32(*[((i * 7 + seed) % 13 - 6) / 40.0 for i in range(n)])
+    ones = lambda n: f32(*([1.0] * n))
+    t = [("wte.weight", "F32", [vocab, d], vals(vocab * d)),
+         ("wpe.weight", "F32", [block, d], vals(block * d))]
+    for l in range(layers):
+        b = "blocks.%d." % l
+        t += [(b + "ln1.weight", "F32", [d], ones(d)), (b + "ln1.bias", "F32", [d], vals(d)),
+              (b + "attn.qkv.weight", "F32", [3 * d, d], vals(3 * d * d)),
+              (b + "attn.qkv.bias", "F32", [3 * d], vals(3 * d)),
+              (b + "attn.proj.weight", "F32", [d, d], vals(d * d)),
+              (b + "attn.proj.bias", "F32", [d], vals(d)),
+              (b + "ln2.weight", "F32", [d], ones(d)), (b + "ln2.bias", "F32", [d], vals(d)),
+              (b + "mlp.0.weight", "F32", [4 * d, d], vals(4 * d * d)),
+              (b + "mlp.0.bias", "F32", [4 * d], vals(4 * d)),
+              (b + "mlp.2.weight", "F32", [d, 4 * d], vals(4 * d * d)),
+              (b + "mlp.2.bias", "F32", [d], vals(d))]
+    t += [("ln_f.weight", "F32", [d], ones(d)), ("ln_f.bias", "F32", [d], vals(d))]
+    return t
+
+
+def gpt_meta(vocab, block, d, heads, layers, tied="true", chars=None):
+    chars = chars if chars is not None else bytes(range(97, 97 + vocab))
+    return {"prism.model": "gpt", "prism.gpt.vocab": str(vocab), "prism.gpt.block_size": str(block),
+            "prism.gpt.d_model": str(d), "prism.gpt.heads": str(heads),
+            "prism.gpt.layers": str(layers), "prism.gpt.tied": tied,
+            "prism.vocab.hex": chars.hex()}
+
+
+tiny_gpt = gpt_tensors(4, 4, 4, 1)
+write("checkpoint", "gpt_tiny", safetensors(tiny_gpt, gpt_meta(4, 4, 4, 2, 1)))
+write("checkpoint", "gpt_tiny_one_head", safetensors(tiny_gpt, gpt_meta(4, 4, 4, 1, 1)))
+write("checkpoint", "bad_gpt_layers_huge", safetensors(tiny_gpt, gpt_meta(4, 4, 4, 2, 10**9)))
+write("checkpoint", "bad_gpt_layers_two", safetensors(tiny_gpt, gpt_meta(4, 4, 4, 2, 2)))
+write("checkpoint", "bad_gpt_d_model", safetensors(tiny_gpt, gpt_meta(4, 4, 8, 2, 1)))
+write("checkpoint", "bad_gpt_block", safetensors(tiny_gpt, gpt_meta(4, 10**9, 4, 2, 1)))
+write("checkpoint", "bad_gpt_untied", safetensors(tiny_gpt, gpt_meta(4, 4, 4, 2, 1, "false")))
+write("checkpoint", "bad_gpt_vocab_hex",
+      safetensors(tiny_gpt, gpt_meta(4, 4, 4, 2, 1, chars=b"abca")))
+write("checkpoint", "bad_gpt_heads", safetensors(tiny_gpt, gpt_meta(4, 4, 4, 3, 1)))
+
+
+def int8_mlp(scale1=0.01, scale2=0.02, input1=0.5):
+    """MLP 2-3-2 as save_quantized writes it: per layer weight_q I8, weight_scale, bias,
+    input_scale F32."""
+    i8 = lambda *v: struct.pack("<%db" % len(v), *v)
+    return [("fc1.weight_q", "I8", [3, 2], i8(1, -2, 3, -4, 5, -6)),
+            ("fc1.weight_scale", "F32", [3], f32(scale1, scale1, scale1)),
+            ("fc1.bias", "F32", [3], f32(0.1, 0.0, -0.1)),
+            ("fc1.input_scale", "F32", [1], f32(input1)),
+            ("fc2.weight_q", "I8", [2, 3], i8(127, -127, 0, 1, 2, 3)),
+            ("fc2.weight_scale", "F32", [2], f32(scale2, scale2)),
+            ("fc2.bias", "F32", [2], f32(0.0, 0.5)),
+            ("fc2.input_scale", "F32", [1], f32(0.25))]
+
+
+int8_meta = {"prism.quantized": "int8", "prism.model": "mlp"}
+write("checkpoint", "int8_mlp", safetensors(int8_mlp(), int8_meta))
+write("checkpoint", "bad_int8_weight_scale_zero", safetensors(int8_mlp(scale1=0.0), int8_meta))
+write("checkpoint", "bad_int8_weight_scale_negative",
+      safetensors(int8_mlp(scale2=-1.0), int8_meta))
+write("checkpoint", "bad_int8_input_scale", safetensors(int8_mlp(input1=-0.5), int8_meta))
+write("checkpoint", "bad_int8_untagged", safetensors(int8_mlp(), {"prism.model": "mlp"}))
+
+# ---- results ------------------------------------------------------------------------------------
+
+fingerprint = {"cpu_model": "a CPU", "logical_cpus": 2, "physical_cores": 2, "simd": "avx512",
+               "compiler": "GNU 12", "flags": "-O3", "build_type": "Release", "threads": 1,
+               "version": "0.1", "git_commit": "abc", "device": "cpu"}
+roles = {r: 0 for r in ["activation", "temporary", "parameter", "gradient", "optimizer", "data",
+                        "kv_cache"]}
+op_row = {"name": "matmul", "phase": "forward", "variant": "optimized", "grad_of": "",
+          "calls": 1.0, "self_ns": 1000.0, "flops": 2048.0, "bytes": 1536.0, "allocs": 1.0,
+          "alloc_bytes": 256.0}
+
+
+def bench_result(peak=4096, flops=2048, samples=(1000.0, 1100.0, 1050.0)):
+    return {"kind": "prism.bench", "schema": 1, "model": "mlp", "mode": "infer", "kernels": "",
+            "fingerprint": fingerprint, "quality": {"probe_output": [0.5, -0.25], "train_losses": []},
+            "batches": [{"batch": 4, "samples_ns": list(samples), "cold_ns": 2000.0,
+                         "peak_rss_bytes": 1 << 20, "tracked_peak_bytes": peak,
+                         "tracked_peak_by_role": dict(roles, parameter=max(peak, 0)),
+                         "counters": {"flops": flops, "macs": flops // 2, "bytes": 1536,
+                                      "allocs": 1, "alloc_bytes": 256},
+                         "ops": [op_row]}]}
+
+
+def train_result(window=(2, 3), peak=8192):
+    ops = [dict(op_row, macs=1024, flops=2048, bytes=1536, allocs=1, alloc_bytes=256)]
+    return {"ops": ops, "train": {"model": "mlp", "kernels": "", "fingerprint": fingerprint,
+                                  "batch": 8, "step_samples_ms": [1.5, 1.25, 1.75],
+                                  "profiled_steps": list(window), "test_loss": 0.5,
+                                  "test_accuracy": 0.9, "peak_rss_bytes": 1 << 20,
+                                  "tracked_peak_bytes": peak}}
+
+
+compact = lambda d: json.dumps(d, separators=(",", ":"))
+write("results", "bench", compact(bench_result()))
+write("results", "train", compact(train_result()))
+write("results", "bench_unknown_peak", compact(bench_result(peak=-1)))
+write("results", "bad_bench_negative_peak", compact(bench_result(peak=-5)))
+write("results", "bad_bench_negative_flops", compact(bench_result(flops=-1000)))
+write("results", "bad_bench_zero_sample", compact(bench_result(samples=(1000.0, 0.0))))
+write("results", "bad_train_empty_window", compact(train_result(window=(3, 2))))
+write("results", "bad_train_negative_peak", compact(train_result(peak=-7)))
+write("results", "bad_truncated", compact(bench_result())[:200])
+write("results", "bad_not_json", "{\"kind\": prism.bench}")
+write("results", "bad_empty", "")
+write("results", "bad_other_kind", compact({"kind": "prism.nothing", "batches": []}))
 
 # ---- idx --------------------------------------------------------------------------------------
 

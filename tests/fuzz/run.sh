@@ -13,7 +13,7 @@ build=${1:?usage: run.sh BUILD_DIR SECONDS [TARGET...]}
 seconds=${2:?usage: run.sh BUILD_DIR SECONDS [TARGET...]}
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx text cli)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors idx text cli checkpoint results)
 here=$(cd "$(dirname "$0")" && pwd)
 out=$build/fuzz
 

@@ -22,14 +22,14 @@
 #include "nn/models/gpt.h"
 #include "nn/safetensors.h"
 
-namespace prism::cli {
+namespace prism::nn {
 
 // The metadata for `model` trained on text with `vocab`; empty when `model` is not a GPT.
-nn::Metadata text_model_metadata(const nn::Module& model, const nn::data::Vocabulary& vocab);
+Metadata text_model_metadata(const Module& model, const data::Vocabulary& vocab);
 
 struct TextModel {
-  std::shared_ptr<nn::GPT> model;  // on the cpu, weights loaded, eval mode, dropout 0
-  nn::data::Vocabulary vocab;
+  std::shared_ptr<GPT> model;  // on the cpu, weights loaded, eval mode, dropout 0
+  data::Vocabulary vocab;
 };
 
 // Reads a checkpoint written by `prism train transformer --save`: the file is validated, its
@@ -38,4 +38,4 @@ struct TextModel {
 // is wrong.
 TextModel load_text_model(const std::string& path);
 
-}  // namespace prism::cli
+}  // namespace prism::nn

@@ -1,10 +1,10 @@
-#include "cli/text_checkpoint.h"
+#include "nn/models/gpt_checkpoint.h"
 
 #include <cstdio>
 #include <map>
 #include <string>
 
-namespace prism::cli {
+namespace prism::nn {
 
 namespace {
 
@@ -27,17 +27,17 @@ int hex_digit(char c) {
 }
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw Error("generate: " + path + ": " + what);
+  throw Error(path + ": " + what);
 }
 
-const std::string& need(const nn::Metadata& meta, const std::string& path, const std::string& key) {
+const std::string& need(const Metadata& meta, const std::string& path, const std::string& key) {
   const auto it = meta.find(key);
   if (it == meta.end()) fail(path, "the metadata has no '" + key + "'");
   return it->second;
 }
 
 // A decimal integer in [1, 10^9]: nothing else is a size a GPT could have.
-int64_t need_size(const nn::Metadata& meta, const std::string& path, const std::string& key) {
+int64_t need_size(const Metadata& meta, const std::string& path, const std::string& key) {
   const std::string& s = need(meta, path, key);
   int64_t v = 0;
   bool ok = !s.empty() && s.size() <= 10;
@@ -53,10 +53,10 @@ int64_t need_size(const nn::Metadata& meta, const std::string& path, const std::
 
 // The state (parameters and buffers, names and shapes) of a GPT of config `c`, built on the meta
 // device: shapes without memory.
-nn::NamedTensors meta_state(const nn::GPTConfig& c, const std::string& path) {
+NamedTensors meta_state(const GPTConfig& c, const std::string& path) {
   DefaultDevice on_meta(Device::meta);
   try {
-    return nn::GPT(c).named_state();
+    return GPT(c).named_state();
   } catch (const Error& e) {  // a size past prism's limits
     fail(path, std::string("its metadata describes a GPT prism cannot build: ") + e.what());
   }
@@ -67,16 +67,16 @@ nn::NamedTensors meta_state(const nn::GPTConfig& c, const std::string& path) {
 // allocated before the load found that the tensors do not fit. First the count, from a 1-layer
 // and a 2-layer model on the meta device (the per-layer count), so that a huge layer count is
 // refused without building it; then every name and shape against a meta model of the config.
-void check_tensors_fit(const nn::GPTConfig& c, const nn::NamedTensors& file,
-                       const std::string& path) {
-  nn::GPTConfig one = c, two = c;
+void check_tensors_fit(const GPTConfig& c, const NamedTensors& file, const std::string& path) {
+  GPTConfig one = c, two = c;
   one.layers = 1;
   two.layers = 2;
   const auto base = static_cast<int64_t>(meta_state(one, path).size());
   const auto per_layer = static_cast<int64_t>(meta_state(two, path).size()) - base;
   const auto held = static_cast<int64_t>(file.size());
   if ((held - base) % per_layer != 0 || held < base || (held - base) / per_layer + 1 != c.layers) {
-    fail(path, "its metadata describes a GPT of " + std::to_string(c.layers) + " layers (" +
+    fail(path, "its metadata describes a GPT of " + std::to_string(c.layers) +
+                   (c.layers == 1 ? " layer (" : " layers (") +
                    std::to_string(base + (c.layers - 1) * per_layer) +
                    " tensors), but the file holds " + std::to_string(held) + " tensors");
   }
@@ -97,10 +97,10 @@ void check_tensors_fit(const nn::GPTConfig& c, const nn::NamedTensors& file,
 
 }  // namespace
 
-nn::Metadata text_model_metadata(const nn::Module& model, const nn::data::Vocabulary& vocab) {
-  const auto* gpt = dynamic_cast<const nn::GPT*>(&model);
+Metadata text_model_metadata(const Module& model, const data::Vocabulary& vocab) {
+  const auto* gpt = dynamic_cast<const GPT*>(&model);
   if (gpt == nullptr) return {};
-  const nn::GPTConfig& c = gpt->config();
+  const GPTConfig& c = gpt->config();
   return {{"prism.model", "gpt"},
           {"prism.gpt.vocab", std::to_string(c.vocab)},
           {"prism.gpt.block_size", std::to_string(c.block_size)},
@@ -112,15 +112,15 @@ nn::Metadata text_model_metadata(const nn::Module& model, const nn::data::Vocabu
 }
 
 TextModel load_text_model(const std::string& path) {
-  nn::Metadata meta;
-  const nn::NamedTensors file = nn::read_safetensors(path, &meta);  // validated (safetensors.h)
+  Metadata meta;
+  const NamedTensors file = read_safetensors(path, &meta);  // validated (safetensors.h)
   const auto kind = meta.find("prism.model");
   if (kind == meta.end() || kind->second != "gpt") {
     fail(path,
          "not a character transformer checkpoint (no 'prism.model: gpt' metadata); write "
          "one with `prism train transformer --data text --save FILE`");
   }
-  nn::GPTConfig c;
+  GPTConfig c;
   c.vocab = need_size(meta, path, "prism.gpt.vocab");
   c.block_size = need_size(meta, path, "prism.gpt.block_size");
   c.d_model = need_size(meta, path, "prism.gpt.d_model");
@@ -157,13 +157,13 @@ TextModel load_text_model(const std::string& path) {
   check_tensors_fit(c, file, path);
 
   TextModel out;
-  out.vocab = nn::data::Vocabulary(chars);  // distinct and sorted: the same ids
+  out.vocab = data::Vocabulary(chars);  // distinct and sorted: the same ids
   {
     DefaultDevice on_cpu(Device::cpu);
-    out.model = std::make_shared<nn::GPT>(c);
+    out.model = std::make_shared<GPT>(c);
   }
   try {
-    nn::load_safetensors(*out.model, path);  // strict: every tensor, name and shape
+    load_safetensors(*out.model, path);  // strict: every tensor, name and shape
   } catch (const Error& e) {
     fail(path, std::string("its tensors are not those of the GPT its metadata describes (") +
                    out.model->extra_repr() + "): " + e.what());
@@ -172,4 +172,4 @@ TextModel load_text_model(const std::string& path) {
   return out;
 }
 
-}  // namespace prism::cli
+}  // namespace prism::nn
