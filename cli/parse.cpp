@@ -8,6 +8,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -76,24 +77,31 @@ std::vector<int> int_list(const std::string& s) {
   return out;
 }
 
+// The whole of `s` as a finite number; nullopt for anything else ("abc", "1x", "nan", "inf",
+// "1e400").
+std::optional<double> finite_number(const std::string& s) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
 // A positive finite number, at most `hi` (a learning rate past float32's largest value makes
 // the first update infinite; a duration past 1e6 s overflows the nanosecond clock's arithmetic).
 CLI::Validator positive_number(double hi, bool allow_zero = false) {
   return CLI::Validator(
       [hi, allow_zero](std::string& s) -> std::string {
-        size_t used = 0;
-        double v = 0;
-        try {
-          v = std::stod(s, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != s.size() || !(v > 0 || (allow_zero && v == 0)) ||
-            !std::isfinite(v)) {
+        const std::optional<double> v = finite_number(s);
+        if (!v || !(*v > 0 || (allow_zero && *v == 0))) {
           if (allow_zero) return fmt::format("expected a number >= 0, got '{}'", s);
           return fmt::format("expected a positive number, got '{}'", s);
         }
-        if (v > hi) return fmt::format("expected a positive number up to {:g}, got '{}'", hi, s);
+        if (*v > hi) return fmt::format("expected a positive number up to {:g}, got '{}'", hi, s);
         return "";
       },
       "");
@@ -105,14 +113,8 @@ CLI::Validator positive_number(double hi, bool allow_zero = false) {
 CLI::Validator number_in(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) -> std::string {
-        size_t used = 0;
-        double v = 0;
-        try {
-          v = std::stod(s, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != s.size() || !std::isfinite(v) || v < lo || v > hi) {
+        const std::optional<double> v = finite_number(s);
+        if (!v || *v < lo || *v > hi) {
           return fmt::format("expected a number from {:g} to {:g}, got '{}'", lo, hi, s);
         }
         return "";
