@@ -13,7 +13,7 @@ namespace prism::analysis {
 
 namespace st = profiler::stats;
 
-double parse_fraction(const std::string& text, const std::string& flag) {
+double parse_fraction(const std::string& text, const std::string& flag, double max) {
   std::string s = text;
   const bool percent = !s.empty() && s.back() == '%';
   if (percent) s.pop_back();
@@ -23,7 +23,12 @@ double parse_fraction(const std::string& text, const std::string& flag) {
     throw Error(flag + ": expected a fraction such as 0.15 or a percentage such as 15%, got '" +
                 text + "'");
   }
-  return percent ? v / 100 : v;
+  const double f = percent ? v / 100 : v;
+  if (f > max) {
+    throw Error(fmt::format("{}: at most {:g} ({:g}%), got '{}'{}", flag, max, 100 * max, text,
+                            percent ? "" : fmt::format(" (did you mean {}%?)", text)));
+  }
+  return f;
 }
 
 namespace {
@@ -38,6 +43,9 @@ int64_t counter(const CallCounters& c, const std::string& name) {
 }
 
 std::string pct(double fraction) {
+  // Fixed-point up to a million percent; past it (a sample of 1e308 ns) in exponent form, which
+  // fixed-point would print with 300 digits.
+  if (std::abs(fraction) >= 1e4) return fmt::format("{:+.3g}%", 100 * fraction);
   return fmt::format("{:+.1f}%", 100 * fraction);
 }
 }  // namespace

@@ -18,6 +18,7 @@
 // machine, as `make perf-gate` does.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,10 @@ struct GateOptions {
   std::vector<std::string> exact;  // counters to compare exactly
 };
 
-// Parses "15%" or "0.15" (a fraction); throws prism::Error naming `flag` on anything else.
-double parse_fraction(const std::string& text, const std::string& flag);
+// Parses "15%" or "0.15" (a fraction) up to `max` (a drop: 1, all of it); throws prism::Error
+// naming `flag` on anything else.
+double parse_fraction(const std::string& text, const std::string& flag,
+                      double max = std::numeric_limits<double>::max());
 // Checks the names of --exact (flops, macs, bytes, allocs, alloc_bytes).
 void check_exact_names(const std::vector<std::string>& names);
 

@@ -178,7 +178,7 @@ void check_bench_options(const BenchOptions& o) {
     }
   }
   nn::default_input(o.model, o.model_options);  // an unknown model is an Error naming the zoo
-  check_int8_options(o);  // analysis/int8_bench.h
+  check_int8_options(o);                        // analysis/int8_bench.h
 }
 
 std::string kernel_choices() {
@@ -291,6 +291,17 @@ BenchResult run_bench(const BenchOptions& o) {
     Tensor y = w.model()(probe);
     if (w.language_model()) y = y.select(1, y.size(1) - 1);  // last position's logits
     res.probe_output = y.to(Device::cpu).contiguous().to_vector<double>();
+    // Weights that overflow float32 (a tampered int8 scale of 3e38, a diverged checkpoint's
+    // neighbours) give outputs no reader of the result can use: stop before timing them.
+    for (size_t i = 0; i < res.probe_output.size(); ++i) {
+      if (!std::isfinite(res.probe_output[i])) {
+        throw Error(fmt::format(
+            "bench {}: the model's output on fixed inputs is not finite ({} at index {}){}: its "
+            "weights overflow float32 in the forward pass",
+            o.model, res.probe_output[i], i,
+            o.load_path.empty() ? "" : " with the weights of " + o.load_path));
+      }
+    }
   }
 
   // --precision bf16: each model call (forward, and backward in train mode) runs under the

@@ -345,8 +345,11 @@ RunRecord read_train(const Reader& rd, const json& doc) {
   Series s;
   s.label = "train step";
   s.batch = rd.integer(t, "batch", "train.");
-  for (double ms : rd.numbers(t, "step_samples_ms", "train.", true))
+  for (double ms : rd.numbers(t, "step_samples_ms", "train.", true)) {
+    // Finite in ms, but 1e308 ms is no finite number of ns.
+    if (!std::isfinite(ms * 1e6)) rd.fail("field 'train.step_samples_ms' holds a value too large");
     s.samples_ns.push_back(ms * 1e6);
+  }
   if (s.samples_ns.empty()) rd.fail("field 'train.step_samples_ms' is empty");
   const json& window = rd.at(t, "profiled_steps", "train.");
   if (!window.is_array() || window.size() != 2 || !window[0].is_number_integer() ||
@@ -404,7 +407,7 @@ RunRecord load_run(const std::string& path) {
   json doc;
   try {
     doc = json::parse(ss.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number past double (1e400)
     throw Error(path + ": not valid JSON (" + e.what() + ")");
   }
   return run_from_json(doc, path);

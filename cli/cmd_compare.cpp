@@ -21,6 +21,7 @@
 #include "cli/bench_options.h"
 #include "cli/commands.h"
 #include "kernels/registry.h"
+#include "nn/models/zoo.h"
 #include "nn/safetensors.h"
 #include "profiler/output_file.h"
 
@@ -110,8 +111,24 @@ int compare_model(const CompareOptions& o) {
   base.min_iters = 3;
   load_kernel_env();
   // Both sides checked before the first round: a kernel variant that does not exist, or a --load
-  // file that cannot be read or is no checkpoint, fails here in milliseconds, not after side A's
-  // first round has run.
+  // file that cannot be read or does not fit the model, fails here in milliseconds, not after
+  // side A's first round has run. Float32 weights are checked against the model built on the
+  // meta device (names, dtypes, shapes; no memory), an int8 file by its tag (load_quantized
+  // checks the rest as it loads).
+  auto check_load = [&](const std::string& path, const std::string& precision) {
+    if (path.empty()) return;
+    if (precision == "int8") {
+      nn::Metadata meta;
+      nn::safetensors_tensor_count(path, &meta);
+      if (meta["prism.quantized"] != "int8") {
+        throw Error(path + " is not an int8 model (no prism.quantized = int8 in its metadata)");
+      }
+      return;
+    }
+    DefaultDevice on_meta(Device::meta);
+    nn::check_safetensors_fit(*nn::make_model(base.model, base.model_options), path);
+  };
+  check_load(base.load_path, base.precision);
   for (const auto& [s, which] : {std::pair{&a, "--a"}, std::pair{&b, "--b"}}) {
     reset_kernels();
     try {
@@ -119,7 +136,8 @@ int compare_model(const CompareOptions& o) {
     } catch (const UsageError& e) {
       throw UsageError(std::string(which) + ": " + e.what());
     }
-    if (!s->load_path.empty()) nn::read_safetensors(s->load_path);  // an Error naming the file
+    check_load(s->load_path.empty() ? base.load_path : s->load_path,
+               s->precision.empty() ? base.precision : s->precision);
   }
   reset_kernels();
 
@@ -176,6 +194,10 @@ int compare_model(const CompareOptions& o) {
 }
 
 }  // namespace
+
+std::string compare_side_load(const std::string& flags, const char* which) {
+  return parse_side(flags, which).load_path;
+}
 
 int run_compare(const CompareOptions& o) {
   if (!o.json_path.empty()) check_writable(o.json_path, "json");

@@ -1,5 +1,6 @@
 // `prism gate`: exit 0 when every threshold holds, 1 with one line per broken threshold, 2 on
-// bad input (a missing or malformed file, runs that cannot be compared, a bad threshold).
+// bad input (a missing or malformed file, runs that cannot be compared, a bad threshold, a --json
+// that cannot be written), 3 when the verdict is printed but --json failed at the end.
 //
 //   prism gate BASE.json CAND.json [--max-p99-increase 15%] [--max-throughput-drop 10%]
 //              [--max-memory-increase 5%] [--max-quality-drop 0.5] [--exact flops,allocs]
@@ -76,13 +77,18 @@ int run_gate(const GateCliOptions& o) {
   if (o.base.empty() || o.cand.empty()) {
     throw UsageError("gate: give BASE.json CAND.json (or --baselines DIR)");
   }
-  if (!o.json_path.empty()) check_writable(o.json_path, "json");
+  // An output that cannot be written is no verdict: exit 2, never the 1 of a broken threshold.
+  try {
+    if (!o.json_path.empty()) check_writable(o.json_path, "json");
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   analysis::GateOptions g;
   analysis::GateResult r;
   try {
     g.max_p99_increase = analysis::parse_fraction(o.max_p99_increase, "--max-p99-increase");
     g.max_throughput_drop =
-        analysis::parse_fraction(o.max_throughput_drop, "--max-throughput-drop");
+        analysis::parse_fraction(o.max_throughput_drop, "--max-throughput-drop", 1.0);
     g.max_memory_increase =
         analysis::parse_fraction(o.max_memory_increase, "--max-memory-increase");
     g.max_loss_increase = analysis::parse_fraction(o.max_loss_increase, "--max-loss-increase");

@@ -146,7 +146,8 @@ int run_train(const TrainOptions& given) {
   bool page_replaces = false;
   if (o.report_path.empty() && !o.trace_path.empty()) {
     o.report_path = report_beside_trace(o.trace_path);
-    page_replaces = !o.report_path.empty() && std::filesystem::exists(o.report_path);
+    std::error_code ec;  // a link loop there is check_writable's to report, with its message
+    page_replaces = !o.report_path.empty() && std::filesystem::exists(o.report_path, ec);
   }
   if (o.threads > 0) set_threads(o.threads);
   // --ddp: MPI first (a usage error without a launcher, before any work), then the same set-up

@@ -229,6 +229,9 @@ struct CompareOptions {
   int rows = 10;          // rows of the per-op table
   std::string json_path;  // also write the comparison as JSON ("prism.compare")
 };
+// The --load file one side of `prism compare MODEL` gives in its --a or --b flags ("" for none);
+// a UsageError for flags a side may not set (file_roles.cpp lists it among compare's inputs).
+std::string compare_side_load(const std::string& flags, const char* which);
 int run_compare(const CompareOptions& opts);
 
 // `prism gate`: a regression gate between two results, or the self-gate (cmd_gate.cpp).

@@ -7,6 +7,10 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/course.h"
+#include "nn/data/idx.h"
+#include "nn/models/zoo.h"
+#include "profiler/machine.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli {
@@ -20,26 +24,30 @@ struct Identity {
   enum class Kind { absent, regular, stream } kind = Kind::absent;
   dev_t dev = 0;
   ino_t ino = 0;
-  fs::path resolved;  // absent: the absolute, link-resolved, normalised path
+  fs::path resolved;  // absent: the absolute path, links of its existing prefix resolved
 };
 
 Identity identify(const std::string& path) {
   Identity id;
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {  // follows symbolic links
+  // A stream by its name (profiler/output_file.h): /dev/stdout redirected to a file reaches a
+  // regular file through /proc/self/fd/1, but it is the shell's stream the user named.
+  if (profiler::is_stream_name(path)) {
+    id.kind = Identity::Kind::stream;
+  } else if (::stat(path.c_str(), &st) == 0) {  // follows symbolic links
+    // A directory or a device is no file an output replaces.
     id.kind = S_ISREG(st.st_mode) ? Identity::Kind::regular : Identity::Kind::stream;
     id.dev = st.st_dev;
     id.ino = st.st_ino;
-    return id;
+  } else {
+    // Absent, or a dangling link: the file that writing would create. weakly_canonical resolves
+    // the links of the existing prefix before it folds the ../ after them (folding first would
+    // take sub/../x for ./x when sub is a link elsewhere).
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(profiler::resolve_output_path(path).value_or(path), ec);
+    id.resolved = fs::weakly_canonical(absolute, ec);
+    if (ec) id.resolved = absolute.lexically_normal();
   }
-  // Absent, or a dangling link: the file that writing would create. Absolute first
-  // (weakly_canonical leaves a relative name with no existing prefix as it is), then the links
-  // of the existing prefix followed and ./ and ../ folded.
-  std::error_code ec;
-  const fs::path absolute =
-      fs::absolute(profiler::resolve_output_path(path).value_or(path), ec).lexically_normal();
-  id.resolved = fs::weakly_canonical(absolute, ec);
-  if (ec) id.resolved = absolute;
   return id;
 }
 
@@ -50,8 +58,36 @@ bool same_file(const Identity& a, const Identity& b) {
   return false;  // a stream is never "the same"; an existing file is not an absent one
 }
 
-void add(std::vector<FileArg>& list, const char* flag, const std::string& path) {
+void add(std::vector<FileArg>& list, const std::string& flag, const std::string& path) {
   if (!path.empty()) list.push_back({flag, path});
+}
+
+// The files `--data SPEC` reads: none for a built-in set but Fashion-MNIST, the four files of an
+// MNIST-format directory (Fashion-MNIST's own, when that is the set or the default), else SPEC
+// itself (a text file). The same order of cases as load_train_data.
+void add_data(std::vector<FileArg>& inputs, const std::string& spec, bool default_is_mnist) {
+  if (spec == "text" || spec == "shapes" || spec == "spirals") return;
+  std::string dir;
+  std::error_code ec;
+  if (spec == "fashion-mnist" || (spec.empty() && default_is_mnist)) {
+    dir = nn::data::fashion_mnist_dir();
+  } else if (!spec.empty() && fs::is_directory(spec, ec)) {
+    dir = spec;
+  } else {
+    add(inputs, "--data", spec);
+    return;
+  }
+  for (const bool train : {true, false}) {
+    for (const char* kind : {"images", "labels"}) {
+      add(inputs, "--data's " + std::string(train ? "train " : "test ") + kind,
+          nn::data::find_mnist_file(dir, train, kind));
+    }
+  }
+}
+
+// A model whose default data set is Fashion-MNIST (the image models; train_data.cpp).
+bool mnist_by_default(const std::string& model) {
+  return !model.empty() && !nn::is_language_model(model) && model != "mlp-spiral";
 }
 
 }  // namespace
@@ -76,7 +112,7 @@ CommandFiles files_of(const CommandLine& cl) {
     case Command::train: {
       const TrainOptions& o = cl.train;
       in("--load", o.load_path);
-      in("--data", o.data);
+      add_data(f.inputs, o.data, mnist_by_default(o.model));
       out("--save", o.save_path);
       out("--json", o.json_path);
       out("--trace", o.trace_path);
@@ -95,19 +131,27 @@ CommandFiles files_of(const CommandLine& cl) {
       break;
     case Command::bench:
       in("--load", cl.bench.load_path);
-      in("--data", cl.bench.data);
+      // Synthetic inputs unless --data names a set: no default set is read.
+      if (!cl.bench.data.empty()) add_data(f.inputs, cl.bench.data, false);
       out("--json", cl.bench.json_path);
       break;
     case Command::bench_collectives:
       out("--json", cl.collectives.json_path);
       break;
-    case Command::compare:
-      // BASE.json CAND.json; a MODEL name that is no file is skipped as an absent input.
-      for (size_t i = 0; i < cl.compare.inputs.size(); ++i) {
-        in(i == 0 ? "BASE" : "CAND", cl.compare.inputs[i]);
+    case Command::compare: {
+      const CompareOptions& o = cl.compare;
+      if (o.inputs.size() == 2) {  // BASE.json CAND.json
+        in("BASE", o.inputs[0]);
+        in("CAND", o.inputs[1]);
+      } else {  // MODEL, measured here: the shared and each side's weights, the data set
+        in("--load", o.bench.load_path);
+        in("--a's --load", compare_side_load(o.a_flags, "--a"));
+        in("--b's --load", compare_side_load(o.b_flags, "--b"));
+        if (!o.bench.data.empty()) add_data(f.inputs, o.bench.data, false);
       }
-      out("--json", cl.compare.json_path);
+      out("--json", o.json_path);
       break;
+    }
     case Command::models:
       out("--json", cl.models.json_path);
       break;
@@ -124,11 +168,16 @@ CommandFiles files_of(const CommandLine& cl) {
       out("--json", cl.gate.json_path);
       break;
     case Command::course:
+      // The learner's progress record, which --json must not replace; none outside a build.
+      try {
+        in("the progress file", course::progress_path(course::find_build()));
+      } catch (const Error&) {
+      }
       out("--json", cl.course.json_path);
       break;
     case Command::quantize:
       in("model_file", cl.quantize.model_path);
-      in("--data", cl.quantize.data);
+      add_data(f.inputs, cl.quantize.data, true);
       out("--output", cl.quantize.output_path);
       break;
     case Command::generate:
@@ -141,19 +190,30 @@ CommandFiles files_of(const CommandLine& cl) {
     case Command::none:
       break;
   }
+  // Read by every command that shows a roof or splits kernels (profiler/machine.h): no output may
+  // replace it (`--json` naming it would leave the next run measuring again, for seconds).
+  if (!f.outputs.empty()) in("the machine cache", profiler::default_machine_cache_path());
   return f;
 }
 
 void check_file_roles(const CommandFiles& files) {
+  // An input that does not exist cannot be destroyed (its command reports it missing), and two
+  // absent names must not count as one: `--data text --save text` reads the built-in set.
   std::vector<Identity> inputs;
-  for (const FileArg& a : files.inputs) inputs.push_back(identify(a.path));
+  std::vector<const FileArg*> input_args;
+  for (const FileArg& a : files.inputs) {
+    Identity id = identify(a.path);
+    if (id.kind != Identity::Kind::regular) continue;
+    inputs.push_back(std::move(id));
+    input_args.push_back(&a);
+  }
   std::vector<Identity> outputs;
   for (size_t i = 0; i < files.outputs.size(); ++i) {
     const FileArg& out = files.outputs[i];
     const Identity id = identify(out.path);
-    for (size_t j = 0; j < files.inputs.size(); ++j) {
+    for (size_t j = 0; j < inputs.size(); ++j) {
       if (same_file(id, inputs[j])) {
-        const FileArg& in = files.inputs[j];
+        const FileArg& in = *input_args[j];
         throw UsageError(out.flag + " (" + out.path + ") is the input " + in.flag + " (" + in.path +
                          "): writing it would destroy the input; give the output a name of its "
                          "own");

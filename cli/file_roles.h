@@ -6,9 +6,11 @@
 // "The same file" is judged as the file system does, not by the name: an existing file is the
 // same as another when both resolve (symbolic links followed) to one device and inode, so
 // `./B`, `dir/../B`, a symbolic link to B and a hard link to B are all B; a file that does not
-// exist yet is the same as another when their absolute, link-resolved, normalised paths are
-// equal. Devices and FIFOs (`--json /dev/stdout`, `/dev/null`) are streams, never "the same":
-// two outputs may both go to /dev/null.
+// exist yet is the same as another when their absolute paths, the links of the part that exists
+// resolved, are equal. Streams are never "the same": a name under /dev or /proc/self/fd
+// (`--json /dev/stdout`, even when stdout is redirected to a file, `/dev/null`), a device or a
+// FIFO; two outputs may both go to /dev/null. An input that does not exist is skipped: it cannot
+// be destroyed, and its command reports it missing.
 //
 // files_of is the one table of every command's files; a command with a file flag must be in it
 // (tests/cli/same_file_test.cpp runs every entry, with each output named as each input and as
@@ -30,13 +32,14 @@ struct FileArg {
 };
 
 struct CommandFiles {
-  std::vector<FileArg> inputs;   // read: checkpoints, result files, a corpus; absent ones skipped
+  std::vector<FileArg> inputs;   // read: checkpoints, result files, a corpus, data-set files
   std::vector<FileArg> outputs;  // written; unset (empty) ones are not listed
 };
 
-// The files the parsed command `cl` would read and write. A `--data` that names no existing
-// file (a data set's name) and the other inputs that do not exist are left for the command to
-// report; they cannot be overwritten.
+// The files the parsed command `cl` would read and write. `--data` contributes what its data set
+// reads: nothing for a generated one (shapes, spirals, the built-in text), the four files of an
+// MNIST-format directory (Fashion-MNIST's, when it is the set or the default), or the text file.
+// compare MODEL's inputs are the shared and each side's --load; `course` reads the progress file.
 CommandFiles files_of(const CommandLine& cl);
 
 // Throws UsageError naming both flags when an output is one of the inputs or another output

@@ -5,7 +5,9 @@
 #include "cli/parse.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -80,14 +82,12 @@ std::vector<int> int_list(const std::string& s) {
 // The whole of `s` as a finite number; nullopt for anything else ("abc", "1x", "nan", "inf",
 // "1e400").
 std::optional<double> finite_number(const std::string& s) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != s.size() || !std::isfinite(v)) return std::nullopt;
+  // strtod, not stod: stod throws on a value that underflows (1e-320, a denormal, is a number in
+  // range) as it does on one that overflows (1e400 comes back infinite here).
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
 }
 
@@ -666,6 +666,7 @@ void add_quantize_options(CLI::App& cmd, QuantizeOptions& o) {
   cmd.add_option("model_file", o.model_path, "a float32 checkpoint (prism train --save)")
       ->required();
   cmd.add_option("-o,--output", o.output_path, "where to write the int8 model (.safetensors)")
+      ->type_name("FILE")
       ->required();
   cmd.add_option("--model", o.model,
                  "the checkpoint's architecture: mlp or cnn (default: read "
@@ -673,7 +674,8 @@ void add_quantize_options(CLI::App& cmd, QuantizeOptions& o) {
       ->check(CLI::IsMember({"mlp", "cnn", "lenet"}));
   cmd.add_option("--data", o.data,
                  "data set for calibration and the held-out accuracy "
-                 "(default: the model's, Fashion-MNIST when installed)");
+                 "(default: the model's, Fashion-MNIST when installed)")
+      ->type_name("NAME|PATH");
   cmd.add_option("--calibrate", o.calibrate,
                  "calibration batches (default 8; percentile keeps every value seen: 4 bytes each)")
       ->check(whole_number(1, 10'000));

@@ -382,13 +382,16 @@ NamedTensors read_safetensors(const std::string& path, Metadata* metadata, NonFi
   return out;
 }
 
-void load_safetensors(Module& module, const std::string& path, bool strict, NonFinite non_finite) {
-  const ParsedFile f = parse_file(path);
+namespace {
+
+// The file's entry for every tensor of `state`, in state's order, once each has the module's
+// name, dtype and shape (and, when `need_cpu`, the module's tensor is a cpu leaf that can adopt
+// new values); with `strict`, no entry the module does not have. Throws Error naming the file
+// and the tensor otherwise.
+std::vector<const Entry*> match_state(const ParsedFile& f, const NamedTensors& state,
+                                      const std::string& path, bool strict, bool need_cpu) {
   std::unordered_map<std::string, const Entry*> by_name;
   for (const Entry& e : f.entries) by_name[e.name] = &e;
-
-  // 1. Validate everything: nothing is touched until the whole file is known good.
-  const NamedTensors state = module.named_state();
   std::vector<const Entry*> sources;
   std::set<std::string> wanted;
   for (const auto& [name, t] : state) {
@@ -406,12 +409,12 @@ void load_safetensors(Module& module, const std::string& path, bool strict, NonF
           path, name,
           "shape is " + shape_str(e.shape) + " in the file, the module has " + t.shape().str());
     }
-    if (t.device() != Device::cpu) {
+    if (need_cpu && t.device() != Device::cpu) {
       fail_tensor(path, name,
                   std::string("the module's tensor is on ") + device_name(t.device()) +
                       "; load into a cpu module");
     }
-    if (!t.is_leaf()) fail_tensor(path, name, "the module's tensor is not a leaf");
+    if (need_cpu && !t.is_leaf()) fail_tensor(path, name, "the module's tensor is not a leaf");
     sources.push_back(&e);
   }
   if (strict) {
@@ -422,6 +425,29 @@ void load_safetensors(Module& module, const std::string& path, bool strict, NonF
       }
     }
   }
+  return sources;
+}
+
+}  // namespace
+
+void check_safetensors_fit(const Module& module, const std::string& path, bool strict,
+                           Metadata* metadata) {
+  const ParsedFile f = parse_file(path);
+  match_state(f, module.named_state(), path, strict, /*need_cpu=*/false);
+  if (metadata) *metadata = f.metadata;
+}
+
+int64_t safetensors_tensor_count(const std::string& path, Metadata* metadata) {
+  const ParsedFile f = parse_file(path);
+  if (metadata) *metadata = f.metadata;
+  return static_cast<int64_t>(f.entries.size());
+}
+
+void load_safetensors(Module& module, const std::string& path, bool strict, NonFinite non_finite) {
+  const ParsedFile f = parse_file(path);
+  // 1. Validate everything: nothing is touched until the whole file is known good.
+  const NamedTensors state = module.named_state();
+  const std::vector<const Entry*> sources = match_state(f, state, path, strict, /*need_cpu=*/true);
 
   // 2. Copy into fresh tensors (the only step that allocates) and check their values, the last
   // checks that can fail, 3. then let the module's handles adopt them.

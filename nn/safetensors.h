@@ -22,6 +22,7 @@
 // the module does not have are an error too, unless strict is false.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -50,6 +51,15 @@ void save_safetensors(const Module& module, const std::string& path, const Metad
 // parameters sees the loaded values).
 void load_safetensors(Module& module, const std::string& path, bool strict = true,
                       NonFinite non_finite = NonFinite::refuse);
+
+// Checks, as load_safetensors does before it changes anything, that the file holds `module`'s
+// state (names, dtypes, shapes; with `strict`, nothing else), without making a tensor: `module`
+// may live on the meta device (shapes only), so a model can be checked against a file before it
+// is built. `metadata`, when given, receives the file's. Throws Error naming what does not fit.
+void check_safetensors_fit(const Module& module, const std::string& path, bool strict = true,
+                           Metadata* metadata = nullptr);
+// The number of tensors in a valid file (its layout checked), and its metadata when asked.
+int64_t safetensors_tensor_count(const std::string& path, Metadata* metadata = nullptr);
 
 // Reads every tensor of a file, fully validated, as new cpu tensors in file order.
 NamedTensors read_safetensors(const std::string& path, Metadata* metadata = nullptr,

@@ -103,11 +103,19 @@ int make_temporary(const fs::path& target, std::string& tmp_path) {
 
 }  // namespace
 
+bool is_stream_name(const std::string& path) {
+  return path.rfind("/dev/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0;
+}
+
 void check_output_path(const std::string& path, const std::string& what, OutputKind kind) {
   auto fail = [&](const std::string& why) {
     throw std::runtime_error("cannot write the " + what + " to " + path + ": " + why);
   };
   if (path.empty()) fail("empty file name");
+  if (kind == OutputKind::file_or_stream && is_stream_name(path)) {
+    if (::access(path.c_str(), W_OK) != 0) fail(std::strerror(errno));
+    return;  // written in place (write_output_file)
+  }
   const std::optional<fs::path> resolved = resolve_output_path(path);
   if (!resolved) fail("too many levels of symbolic links");
   const fs::path target = *resolved;
@@ -138,6 +146,18 @@ void check_output_path(const std::string& path, const std::string& what, OutputK
 
 void write_output_file(const std::string& path, const std::function<bool(std::FILE*)>& write,
                        OutputKind kind) {
+  if (kind == OutputKind::file_or_stream && is_stream_name(path)) {
+    // Appended, not truncated: stdout redirected to a log keeps what the run printed before.
+    // What this process printed so far goes first (/dev/stdout is the same stream, buffered).
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::FILE* f = std::fopen(path.c_str(), "ab");
+    if (!f) fail_write(path, errno);
+    const bool ok = write(f) && std::fflush(f) == 0;
+    const int err = errno;
+    if (std::fclose(f) != 0 || !ok) fail_write(path, ok ? errno : err);
+    return;
+  }
   const std::optional<fs::path> resolved = resolve_output_path(path);
   if (!resolved) fail_write(path, ELOOP);
   const fs::path target = *resolved;

@@ -4,7 +4,8 @@
 //
 // The protocol (docs/RELIABILITY.md):
 //   1. check_output_path, before the run: the target is absent or a writable regular file (or,
-//      for text outputs, a device or FIFO such as /dev/stdout), its directory exists, and a
+//      for text outputs, a device or FIFO, or a name under /dev/ such as /dev/stdout: written in
+//      place, appended to, is_stream_name), its directory exists, and a
 //      file can really be created there (a probe, not just access(2): root passes access() on a
 //      read-only file system, and /proc refuses files access() allows).
 //   2. write_output_file, at the end: the bytes go to "<name>.tmp-<pid>-XXXXXX" beside the
@@ -40,6 +41,12 @@ void check_output_path(const std::string& path, const std::string& what,
 // a failed write (errno set); throws std::runtime_error "cannot write <path>: <reason>".
 void write_output_file(const std::string& path, const std::function<bool(std::FILE*)>& write,
                        OutputKind kind = OutputKind::file_or_stream);
+
+// True for a name under /dev/ or /proc/self/fd/ (/dev/stdout, /dev/null, /proc/self/fd/3): a
+// stream the user named, written in place and appended to, whatever it leads to: a terminal, a
+// pipe (whose /proc link names no file, "pipe:[N]"), or a file the shell redirected stdout to,
+// which a rename would take away from the shell's descriptor.
+bool is_stream_name(const std::string& path);
 
 // The file `path` names once symlinks are followed hop by hop (a dangling link names the file
 // it points to); nullopt for a loop.

@@ -67,6 +67,8 @@ nlohmann::json load_json(const std::string& path) {
                   ": not valid JSON: it ends before the JSON is complete (truncated?): " + why);
     }
     throw Error(path + ": not valid JSON: " + why);
+  } catch (const nlohmann::json::exception& e) {  // a number past double's range (1e400)
+    throw Error(path + ": not valid JSON: " + e.what());
   }
 }
 

@@ -34,6 +34,18 @@ TEST_CASE("compare MODEL: both sides are checked before the first round") {
   CHECK_MESSAGE(contains(load.err, "nosuch.st"), load.err);
   CHECK_FALSE(contains(load.err, "round 1"));
   CHECK(contains(load.err, "prism: error:"));
+  // Weights of another shape (an MLP trained on 2-feature spirals, timed on 784-pixel images):
+  // checked against the model built on the meta device, before any round.
+  REQUIRE(run_prism("train mlp --data spirals --steps 1 --save w.st", dir.path()).code == 0);
+  for (const char* args : {"--load w.st --b \"--threads 2\"", "--b \"--load w.st\""}) {
+    CAPTURE(args);
+    const RunResult shape = run_prism(
+        std::string("compare mlp --data shapes --batch 4 --duration 0.05 ") + args, dir.path());
+    CHECK(shape.code == 1);
+    CHECK_MESSAGE(contains(shape.err, "tensor 'fc1.weight': shape is [256,2] in the file"),
+                  shape.err);
+    CHECK_FALSE(contains(shape.err, "round 1"));
+  }
 }
 
 TEST_CASE("a model and a data set that do not fit: one message, exit 2, for train and quantize") {
@@ -52,7 +64,7 @@ TEST_CASE("a model and a data set that do not fit: one message, exit 2, for trai
   CHECK(contains(text.err, "model 'transformer' reads text; use --data text or a text file"));
 }
 
-TEST_CASE("gate: an output it cannot write is exit 3, never the verdict's 1") {
+TEST_CASE("gate: an output it cannot write is exit 2 up front or 3 at the end, never 1") {
   TempDir dir;
   REQUIRE(run_prism(std::string(kQuickBench) + " --json a.json", dir.path()).code == 0);
   const RunResult r = run_prism("gate a.json a.json --json /dev/full", dir.path());
@@ -61,6 +73,10 @@ TEST_CASE("gate: an output it cannot write is exit 3, never the verdict's 1") {
   CHECK(contains(r.out, "gate: passed"));
   CHECK_MESSAGE(contains(r.err, "the verdict above stands (passed), but --json was not written"),
                 r.err);
+  const RunResult early = run_prism("gate a.json a.json --json nosuch/x.json", dir.path());
+  CHECK(early.code == 2);
+  CHECK(contains(early.err, "cannot write the json to nosuch/x.json"));
+  CHECK_FALSE(contains(early.out, "gate: passed"));
 }
 
 TEST_CASE("compare and gate refuse negative memory, FLOPs and times, naming the field") {
@@ -91,11 +107,43 @@ TEST_CASE("compare and gate refuse negative memory, FLOPs and times, naming the 
     for (const char* command : {"gate a.json b.json", "compare a.json b.json"}) {
       CAPTURE(command);
       const RunResult r = run_prism(command, dir.path());
-      // gate: a file it cannot read is exit 2, never the verdict's 1; compare: an error.
-      const bool gate = std::string(command).rfind("gate", 0) == 0;
-      CHECK(r.code == (gate ? 2 : r.code));
-      CHECK(r.code != 0);
+      CHECK(r.code == 2);  // a file it cannot use: no verdict (gate's 1 is a broken threshold)
       CHECK_MESSAGE(contains(r.err, e.field), r.err);
     }
   }
+}
+
+TEST_CASE("result files: a number past double's range is a bad file, named, not a raw error") {
+  TempDir dir;
+  std::ofstream(dir / "big.json") << R"({"kind":"prism.bench","schema":1e400})";
+  REQUIRE(run_prism(std::string(kQuickBench) + " --json a.json", dir.path()).code == 0);
+  const RunResult gate = run_prism("gate a.json big.json", dir.path());
+  CHECK(gate.code == 2);  // no verdict
+  CHECK_MESSAGE(contains(gate.err, "big.json: not valid JSON"), gate.err);
+  const RunResult report = run_prism("report big.json -o r.html", dir.path());
+  CHECK(report.code == 1);
+  CHECK(contains(report.err, "big.json: not valid JSON"));
+  // Step times finite in ms but not in ns (1e308 ms): refused, not "mean: sample inf".
+  REQUIRE(
+      run_prism("train mlp --data spirals --steps 3 --profile-steps 1 --json t.json", dir.path())
+          .code == 0);
+  nlohmann::json t = nlohmann::json::parse(read_file(dir / "t.json"));
+  t["train"]["step_samples_ms"] = {1e308, 1e308};
+  std::ofstream(dir / "tbig.json") << t.dump();
+  const RunResult huge = run_prism("gate t.json tbig.json", dir.path());
+  CHECK(huge.code == 2);
+  CHECK_MESSAGE(contains(huge.err, "field 'train.step_samples_ms' holds a value too large"),
+                huge.err);
+}
+
+TEST_CASE("an output to /dev/stdout is written in place, through a pipe too, after what ran") {
+  TempDir dir;
+  REQUIRE(run_prism(std::string(kQuickBench) + " --json a.json", dir.path()).code == 0);
+  const RunResult piped =
+      run_shell("{prism} gate a.json a.json --json /dev/stdout | cat", dir.path());
+  CHECK_MESSAGE(piped.code == 0, piped.err);
+  const size_t verdict = piped.out.find("gate: passed"), json = piped.out.find("\"kind\"");
+  CHECK(verdict != std::string::npos);
+  CHECK(json != std::string::npos);
+  CHECK(verdict < json);  // the verdict printed first comes first
 }

@@ -60,6 +60,10 @@ TEST_CASE(
       {"quantize w.st -o q.st --percentile nan",
        "--percentile: expected a number from 1e-09 to 100, got 'nan'"},
       {"quantize w.st -o q.st --percentile 0", "--percentile: expected a number from 1e-09 to 100"},
+      {"gate a.json b.json --max-throughput-drop 15",
+       "--max-throughput-drop: at most 1 (100%), got '15' (did you mean 15%?)"},
+      {"gate a.json b.json --max-throughput-drop 150%",
+       "--max-throughput-drop: at most 1 (100%), got '150%'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
@@ -69,4 +73,12 @@ TEST_CASE(
     CHECK_MESSAGE(contains(r.err, c.message), r.err);
     CHECK(r.err.size() < 200);  // no bound printed as a 300-digit number
   }
+}
+
+TEST_CASE("a number in range is accepted however small: 1e-320 is a temperature") {
+  TempDir dir;
+  // The model file does not exist: exit 1 for it means the flag itself was accepted.
+  const RunResult r = run_prism("generate nosuch.st --prompt a --temperature 1e-320", dir.path());
+  CHECK(r.code == 1);
+  CHECK(contains(r.err, "nosuch.st"));
 }

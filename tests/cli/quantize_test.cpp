@@ -146,6 +146,17 @@ TEST_CASE("prism bench: an int8 file with a zero, negative or non-finite scale i
       {"fc1.input_scale", 0, 0.0f, "the input scale must be finite and > 0, got 0"},
       {"fc2.input_scale", 0, -2.0f, "the input scale must be finite and > 0, got -2"},
   };
+  // Finite but huge: every weight scale of the last layer at 3e38 sends the outputs past float32;
+  // the bench stops before timing instead of writing a result of nulls.
+  std::string huge = bytes;
+  for (int64_t j = 0; j < 3; ++j) huge = with_f32(huge, "fc3.weight_scale", j, 3e38f);
+  std::ofstream(dir / "huge.st", std::ios::binary) << huge;
+  const RunResult h = run_prism(
+      "bench mlp --data spirals --precision int8 --load huge.st --no-peak --batch 1 --json h.json",
+      dir.path());
+  CHECK(h.code == 1);
+  CHECK_MESSAGE(contains(h.err, "the model's output on fixed inputs is not finite"), h.err);
+  CHECK_FALSE(fs::exists(dir / "h.json"));
   for (const auto& e : edits) {
     CAPTURE(e.message);
     std::ofstream(dir / "edited.st", std::ios::binary)

@@ -3,8 +3,7 @@
 // through the same entry point as under libFuzzer, which must return or throw prism::Error inside,
 // never crash, abort on a finding or throw anything else. Seeds named bad_* must be rejected, the
 // other seeds accepted, so the corpus stays what its names say. Included by the suite that links
-// each target's code: tests/nn (safetensors, idx, text), tests/analysis (results), tests/cli
-// (checkpoint).
+// each target's code: tests/nn (safetensors, idx, text, checkpoint), tests/analysis (results).
 #pragma once
 
 #include <doctest/doctest.h>

@@ -7,7 +7,7 @@ per target, each small. The input layouts are the fuzz targets' own (see each fu
   text         a block-size byte, a split-fraction byte, then the text
   cli          the arguments, one per line
   checkpoint   the file (a character transformer's, or an int8 MLP 2-3-2's)
-  results      the file (a bench, train, compare, gate, sweep or models JSON result)
+  results      the file (a bench, train, profile, compare or gate JSON result)
 """
 import gzip
 import json
@@ -197,7 +197,38 @@ def train_result(window=(2, 3), peak=8192):
                                   "tracked_peak_bytes": peak}}
 
 
+def profile_result():
+    """`prism train --profile --json` cut to what both readers need: meta, ops, memory, train."""
+    op = dict(op_row, device="cpu", time_ns=1000, self_ns=1000, gpu_ns=-1, flops=2048, macs=1024,
+              bytes=1536, calls=1, allocs=1, alloc_bytes=256, threads_min=1, threads_max=1)
+    timeline = [{"t_ns": 10, "live_bytes": 4096, "device": "cpu", "roles": {"parameter": 4096},
+                 "op": ""}]
+    return {"meta": {"threads": 1}, "ops": [op],
+            "memory": {"peak_live_bytes": {"cpu": 4096}, "samples": 1, "timeline": timeline},
+            "train": train_result()["train"]}
+
+
+compare_doc = {"change": "", "kind": "prism.compare", "mode": "infer", "model": "mlp",
+               "report": "A (baseline): mlp infer\nB (candidate): mlp infer\n",
+               "series": [{"batch": 4, "label": "batch 4", "median_ns_a": 1050.0,
+                           "median_ns_b": 1000.0,
+                           "movers": [{"calls_a": 1.0, "calls_b": 1.0, "grad_of": "",
+                                       "name": "matmul", "phase": "forward", "self_ns_a": 1000.0,
+                                       "self_ns_b": 950.0, "variant_a": "optimized",
+                                       "variant_b": "optimized"}],
+                           "p_value": 0.5, "ratio": 0.95, "ratio_ci": [0.9, 1.0],
+                           "verdict": "no detectable change"}],
+               "warnings": []}
+gate_doc = {"base": "a.json", "cand": "b.json", "kind": "prism.gate", "passed": False,
+            "checks": [{"detail": "1 ms -> 2 ms: +100.0%, limit +15%", "passed": False,
+                        "series": "batch 4", "what": "p99 latency"},
+                       {"detail": "4096 -> 4096 bytes", "passed": True, "series": "batch 4",
+                        "what": "peak tracked memory"}]}
+
 compact = lambda d: json.dumps(d, separators=(",", ":"))
+write("results", "profile", compact(profile_result()))
+write("results", "compare", compact(compare_doc))
+write("results", "gate", compact(gate_doc))
 write("results", "bench", compact(bench_result()))
 write("results", "train", compact(train_result()))
 write("results", "bench_unknown_peak", compact(bench_result(peak=-1)))
