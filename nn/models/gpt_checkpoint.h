@@ -34,8 +34,11 @@ struct TextModel {
 
 // Reads a checkpoint written by `prism train transformer --save`: the file is validated, its
 // metadata must describe a GPT and a vocabulary of the GPT's size, and its tensors must be that
-// GPT's, name for name and shape for shape. Anything else is an Error naming the file and what
-// is wrong.
+// GPT's, name for name and shape for shape, checked before the GPT is built (the metadata is
+// believed only once the tensors agree with it). Anything else is an Error "PATH: what is wrong".
+// One field no tensor can check: prism.gpt.heads (the projections are [3 d, d] for any count of
+// heads), so a file edited to another divisor of d_model loads as a model that splits the same
+// weights into other heads; only its range and that it divides d_model are checked.
 TextModel load_text_model(const std::string& path);
 
 }  // namespace prism::nn
