@@ -25,6 +25,13 @@ Tensor masked_before_diagonal(int64_t n) {
   return from_vector(v, {n, n});
 }
 
+// [rows, cols] of N(0, 1) with the first column of every row at 1e30.
+Tensor huge_first(int64_t rows, int64_t cols) {
+  std::vector<float> v = randn({rows, cols}).to_vector<float>();
+  for (int64_t i = 0; i < rows; ++i) v[static_cast<size_t>(i * cols)] = 1e30f;
+  return from_vector(v, {rows, cols});
+}
+
 std::vector<Case> softmax_cases() {
   const std::string view_hint =
       std::string(kStridesHint) +
@@ -46,6 +53,27 @@ std::vector<Case> softmax_cases() {
        {1},
        "masked entries are -inf and exp(-inf) = 0, but while the running maximum is still -inf, "
        "x - m is -inf - (-inf) = NaN. Skip terms equal to -inf (they add 0)."},
+      // The extremes a row of logits can hold, each with the mistake it catches.
+      {"[3,50] all far below 0 (-1000 and less)",
+       {randn({3, 50}) * 5.0 - 1000.0},
+       {1},
+       "every exp(x - m) underflows to 0 unless m is the row's real maximum: start the running "
+       "maximum at -inf (or the first element), not at 0, which no row has to reach."},
+      {"[5,33] all equal",
+       {full({5, 33}, 7.5)},
+       {1},
+       "equal logits give equal probabilities, 1/33 each: check the rescaling when a new value "
+       "equals the running maximum (x == m is not x > m)."},
+      {"[4,20] one huge logit (1e30), the rest near 0",
+       {huge_first(4, 20)},
+       {1},
+       "the huge logit takes all the probability: its exp(x - m) is 1 and every other term is "
+       "exp(-1e30) = 0; rescaling the sum by exp(m_old - m_new) must not overflow either."},
+      {"[6,16] denormal and zero logits",
+       {randn({6, 16}) * 1e-40},
+       {1},
+       "logits of 1e-40 are below float32's normal range (denormals): every output is about "
+       "1/16; a kernel that flushes or divides by them can return 0 or inf."},
       {"[4,100003] long rows", {randn({4, 100003})}, {1}, ""},
       {"[256,1024] over dim 1", {randn({256, 1024})}, {1}, ""},
   };
