@@ -149,7 +149,7 @@ struct StepComparison {
 };
 
 StepComparison compare_step(const StepResult& got, const StepResult& want) {
-  StepComparison worst{{-1, -1, 0, 0}, ""};
+  StepComparison worst{{-1, -1, 0, 0, ""}, ""};
   const std::tuple<const Tensor*, const Tensor*, const char*> buffers[] = {
       {&got.p, &want.p, "param"}, {&got.m, &want.m, "m"}, {&got.v, &want.v, "v"}};
   for (const auto& [g, w, name] : buffers) {

@@ -136,7 +136,8 @@ std::string detail(const CaseResult& r) {
   const BufferReport* b = worst_report(r);
   switch (r.verdict) {
     case Verdict::ok:
-      return "error " + error_str(r.cmp.error);
+      return "error " + error_str(r.cmp.error) +
+             (r.cmp.part.empty() ? "" : " (worst: " + r.cmp.part + ")");
     case Verdict::threw:
       return "threw: " + r.what;
     case Verdict::out_of_bounds:
@@ -148,7 +149,8 @@ std::string detail(const CaseResult& r) {
       return fmt::format("{} of {} elements of {} read before written (first: {}[{}])",
                          b->read_first, b->size, b->name, b->name, b->first_read_first);
     case Verdict::mismatch:
-      return fmt::format("error {} at {}: got {:.7g}, want {:.7g}", error_str(r.cmp.error),
+      return fmt::format("error {}{} at {}: got {:.7g}, want {:.7g}", error_str(r.cmp.error),
+                         r.cmp.part.empty() ? "" : " in " + r.cmp.part,
                          index_str(r.out_shape, r.cmp.worst), r.cmp.got, r.cmp.want);
   }
   return "";
@@ -213,12 +215,15 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
     ex.arm_guard(ex.op, user, &r.reports);
     Tensor got = run_with(ex, kGuardVariant, c);
     for (const BufferReport& rep : r.reports) unsafe = unsafe || rep.out_of_bounds();
-    r.cmp = compare(got, want);
+    auto compare_case = [&](const Tensor& out) {
+      return ex.parts ? compare_parts(out, want, ex.parts(c)) : compare(out, want);
+    };
+    r.cmp = compare_case(got);
     if (!unsafe) {
       // Both results must match: the guarded run makes uninitialised memory deterministic
       // (NaN), the plain run is the op as prism runs it. (After an out-of-bounds write the
       // plain run would corrupt memory, so it is left out.)
-      const Comparison plain = compare(run_with(ex, user.name, c), want);
+      const Comparison plain = compare_case(run_with(ex, user.name, c));
       if (!(plain.error <= r.cmp.error)) r.cmp = plain;
     }
     if (const BufferReport* b = worst_report(r)) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "exercises/checker/compare.h"
 #include "exercises/checker/grade.h"
 #include "exercises/checker/guard.h"
 #include "tensor/tensor.h"
@@ -90,6 +91,10 @@ struct Exercise {
   // a CUDA kernel) sets `run` instead of op/arm_guard/call/cases: its whole check, printing the
   // same kind of lines (a case per line with PASS/FAIL, the first failure's hint, the tiers).
   std::function<Outcome(const Options&)> run;
+  // For an output that stacks several along dim 0 (exercise 07's gradients): the parts of a case's
+  // output, each compared on its own scale (compare.h, compare_parts). Unset: one output. (Last,
+  // so that the exercises initialised in order need not name it.)
+  std::function<std::vector<Part>(const Case&)> parts = {};
 };
 
 // Adds an exercise defined in its own folder (exercises/NN_name/check.cpp, compiled into that

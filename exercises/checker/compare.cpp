@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "kernels/types.h"
 
 namespace prism::exercises {
 namespace {
@@ -41,6 +44,31 @@ Comparison compare(const Tensor& got_t, const Tensor& want_t) {
     c.want = want[c.worst];
   }
   return c;
+}
+
+Comparison compare_parts(const Tensor& got_t, const Tensor& want_t,
+                         const std::vector<Part>& parts) {
+  const Tensor g = got_t.contiguous(), w = want_t.contiguous();
+  const int64_t rows = w.dim() == 0 ? 1 : w.size(0);
+  const int64_t per_row = rows > 0 ? w.numel() / rows : 0;
+  Comparison worst;
+  worst.error = -1;
+  int64_t row0 = 0;
+  for (const Part& p : parts) {
+    if (p.rows <= 0) continue;
+    Comparison c = compare(g.slice(0, row0, row0 + p.rows), w.slice(0, row0, row0 + p.rows));
+    if (c.error > worst.error) {
+      worst = c;
+      worst.worst = c.worst < 0 ? -1 : c.worst + row0 * per_row;
+      worst.part = p.name;
+    }
+    row0 += p.rows;
+  }
+  if (row0 != rows)
+    throw Error("compare_parts: the parts cover " + std::to_string(row0) + " rows of " +
+                std::to_string(rows));
+  if (worst.error < 0) worst.error = 0;
+  return worst;
 }
 
 std::string index_str(const Dims& shape, int64_t i) {
