@@ -3,16 +3,25 @@
 // already built and only linked), runs it with the learner's flags, prints
 // its verdict as it goes, and records the outcome in the course's progress file (course.h) for
 // `prism course`. The exit code is the checker's (0 correct, 1 a case failed, 2 could not check,
-// 77 cannot run on this machine), or 1 when the file does not compile.
+// 77 cannot run on this machine) when the checker gave a verdict of this run: a result file with
+// the run's token (PRISM_CHECK_TOKEN) that says what the exit code says. Without one (the
+// learner's code called exit() or _exit(), exited from a static initialiser, crashed, or one step
+// ran past --time-limit and was stopped) the check fails: exit 1, recorded as failing. 1 too when
+// the file does not compile.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -50,24 +59,109 @@ int run_program(const std::vector<std::string>& args) {
   return WEXITSTATUS(status);
 }
 
+struct Limited {
+  int code = 0;            // as run_program's
+  bool timed_out = false;  // killed after one step ran past the limit
+  std::string step;        // the step under way when it was killed (the progress file)
+};
+
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// Runs the checker program as run_program does, with `extra_env` added to the environment, in a
+// process group of its own, and kills the group when one step (the line the program writes to
+// `progress` as each case starts, exercises/checker/checker.h) has run `limit_s` seconds: the
+// learner's kernel runs in that program and may never return. Polls every 20 ms.
+Limited run_limited(const std::vector<std::string>& args, const std::vector<std::string>& extra_env,
+                    const std::string& progress, double limit_s) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings(extra_env);
+  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = 0;
+  const int err = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (err != 0) throw Error(fmt::format("cannot run {}: {}", args[0], std::strerror(err)));
+  Limited out;
+  std::string step = read_small_file(progress);
+  auto since = std::chrono::steady_clock::now();
+  int status = 0;
+  while (true) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      throw Error(fmt::format("waiting for {}: {}", args[0], std::strerror(errno)));
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (const std::string s = read_small_file(progress); s != step) {
+      step = s;
+      since = now;
+    } else if (std::chrono::duration<double>(now - since).count() > limit_s) {
+      kill(-pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      out.timed_out = true;
+      out.step = step;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  out.code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  return out;
+}
+
+// A random token for one run: the verdict file must carry it (a file from another run, or none
+// at all when the learner's code ended the process, is no verdict).
+std::string fresh_token() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
+}
+
 std::string names_list(const std::vector<course::Exercise>& all) {
   std::string s;
   for (const course::Exercise& e : all) s += (s.empty() ? "" : ", ") + e.name;
   return s;
 }
 
-// The checker's --result file (exercises/checker/checker.cpp write_result) as a record.
-course::Record read_result(const std::string& path) {
+// The exit code the checker gives with each verdict word (exercises/checker/checker.cpp).
+int code_of(const std::string& result) {
+  if (result == "correct") return 0;
+  if (result == "failing") return 1;
+  if (result == "cannot_run_here") return 77;
+  return 2;  // not_checked
+}
+
+// The checker's --result file (exercises/checker/checker.cpp write_result) as a record, when it
+// is this run's (its token) and says what the exit code says; nullopt otherwise: no verdict.
+std::optional<course::Record> read_result(const std::string& path, const std::string& token,
+                                          int code) {
   std::ifstream in(path);
+  if (!in) return std::nullopt;
   course::Record r;
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
+    if (j.at("token").get<std::string>() != token) return std::nullopt;
     r.result = j.at("result").get<std::string>();
     r.tier = j.at("tier").get<int>();
     r.tiers = j.at("tiers").get<int>();
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("the checker's verdict file {} is unreadable: {}", path, e.what()));
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
   }
+  if (code_of(r.result) != code) return std::nullopt;
   r.best_tier = r.result == "correct" ? r.tier : 0;
   return r;
 }
@@ -106,32 +200,56 @@ int run_check(const CheckOptions& o) {
                                  .string();
   std::error_code ec;
   fs::create_directories(fs::path(result).parent_path(), ec);
-  std::vector<std::string> args = {(fs::path(b.build_dir) / "exercises" / target).string()};
+  const std::string progress_step = result + ".step";
+  // PRISM_CHECK_PROGRAM: another checker program of this exercise in its place (the tests run
+  // exercises/NN/escape/ files through it: kernels that exit or never return).
+  const char* program = std::getenv("PRISM_CHECK_PROGRAM");
+  std::vector<std::string> args = {program && *program
+                                       ? std::string(program)
+                                       : (fs::path(b.build_dir) / "exercises" / target).string()};
   if (o.quick) args.push_back("--quick");
   if (o.no_timing) args.push_back("--no-timing");
   if (o.seed >= 0) args.insert(args.end(), {"--seed", std::to_string(o.seed)});
   if (o.threads > 0) args.insert(args.end(), {"--threads", std::to_string(o.threads)});
   if (o.runs > 0) args.insert(args.end(), {"--runs", std::to_string(o.runs)});
-  args.insert(args.end(), {"--result", result});
-  const int code = run_program(args);
-  if (fs::exists(result)) {
-    const course::Record r = read_result(result);
-    fs::remove(result, ec);
-    course::save_record(progress, e->id, r);
+  args.insert(args.end(), {"--result", result, "--progress", progress_step});
+  const std::string token = fresh_token();
+  const Limited run =
+      run_limited(args, {"PRISM_CHECK_TOKEN=" + token}, progress_step, o.time_limit_s);
+  const std::optional<course::Record> verdict = read_result(result, token, run.code);
+  const std::string last_step = run.timed_out ? run.step : read_small_file(progress_step);
+  fs::remove(result, ec);
+  fs::remove(progress_step, ec);
+  if (verdict) {
+    course::save_record(progress, e->id, *verdict);
     fmt::print("\nprogress recorded in {} (`prism course` shows where you are)\n", progress);
-  } else if (code != 0) {
-    // The checker ended before its verdict: a crash in the kernel (a signal) counts as failing.
-    course::Record r;
-    r.result = "failing";
-    course::save_record(progress, e->id, r);
-    if (code > 128) {
-      fmt::print(stderr,
-                 "prism check: the checker was killed by signal {} while running your "
-                 "code (the last line above names the case)\n",
-                 code - 128);
-    }
+    return run.code;
   }
-  return code;
+  // No verdict of this run: the learner's code ended the process (exit, _exit, abort, a signal,
+  // a static initialiser that exits), or never returned. Either way the kernel is failing, and
+  // the exit code says so whatever code the process gave.
+  course::Record r;
+  r.result = "failing";
+  course::save_record(progress, e->id, r);
+  std::string why;
+  if (run.timed_out) {
+    why = fmt::format(
+        "{} ran past the time limit of {:g} s (--time-limit) and was stopped (does your kernel "
+        "return?)",
+        last_step.empty() ? std::string("the checker's start") : last_step, o.time_limit_s);
+  } else if (run.code > 128) {
+    why = fmt::format(
+        "the checker was killed by signal {} while running your code (the last "
+        "line above names the case)",
+        run.code - 128);
+  } else {
+    why = fmt::format(
+        "the checker ended with exit code {} and no verdict: your code ended the "
+        "process (exit(), _exit() or a static initialiser){}",
+        run.code, last_step.empty() ? "" : "; the last step under way was " + last_step);
+  }
+  fmt::print(stderr, "\nprism check: {}. No verdict counts as failing.\nresult: FAIL\n", why);
+  return 1;
 }
 
 }  // namespace prism::cli

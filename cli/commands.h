@@ -283,6 +283,9 @@ struct CheckOptions {
   int64_t seed = -1;  // -1: the checker's default
   int threads = 0;    // 0: the checker's default (1)
   int runs = 0;       // 0: the checker's default
+  // Seconds one step of the checker (a case, the timing) may run before it is stopped and the
+  // check fails: a kernel that never returns must not hang `prism check`.
+  double time_limit_s = 300;
 };
 int run_check(const CheckOptions& opts);
 

@@ -660,6 +660,10 @@ void add_check_options(CLI::App& cmd, CheckOptions& o) {
       ->check(whole_number(1, 256));
   cmd.add_option("--runs", o.runs, "timed samples per variant, 1 to 1000 (default 15)")
       ->check(whole_number(1, 1000));
+  cmd.add_option("--time-limit", o.time_limit_s,
+                 "seconds one case (or the timing) may run before the check stops it and fails "
+                 "(default 300)")
+      ->check(number_in(1, 86400));
 }
 
 void add_quantize_options(CLI::App& cmd, QuantizeOptions& o) {

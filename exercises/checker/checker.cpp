@@ -27,14 +27,16 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N] [--result "
-    "F]\n"
+    "F] [--progress F]\n"
     "  --quick       time small sizes, 3 short samples each (what the test suite runs)\n"
     "  --no-timing   check correctness only (no timing, no performance tier)\n"
     "  --seed N      other random inputs (default 1; the same seed gives the same inputs)\n"
     "  --threads N   OpenMP threads for every variant while timing (default 1)\n"
     "  --runs N      timed samples per variant, 1 to 1000 (default 15; 3 with --quick)\n"
     "  --result F    also write the verdict to file F as JSON (prism check does, for prism "
-    "course)\n";
+    "course)\n"
+    "  --progress F  write the step under way to file F as each starts (prism check names the "
+    "step that ran past its time limit)\n";
 
 std::optional<long> parse_number(const char* text, long low, long high) {
   char* end = nullptr;
@@ -55,6 +57,8 @@ bool parse_options(int argc, char** argv, Options& o) {
       o.timing = false;
     } else if (a == "--result" && i + 1 < argc) {
       o.result_file = argv[++i];
+    } else if (a == "--progress" && i + 1 < argc) {
+      o.progress_file = argv[++i];
     } else if ((a == "--seed" || a == "--threads" || a == "--runs") && i + 1 < argc) {
       const long high = a == "--seed" ? 1L << 62 : a == "--threads" ? 256 : 1000;
       const auto v = parse_number(argv[++i], a == "--seed" ? 0 : 1, high);
@@ -343,6 +347,7 @@ int check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Opt
     // The label goes out before the case runs: if the kernel crashes, the last line says where.
     fmt::print("  {:<{}}  ", c.label, width);
     std::fflush(stdout);
+    note_step(o, "case " + c.label);
     if (unsafe) {
       // A kernel that wrote out of bounds may write further off on a larger case, past the
       // guard zones: stop running it.
@@ -365,7 +370,9 @@ int check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Opt
     fmt::print("\n{}\n", first_hint);
     return -1;
   }
+  note_step(o, "the checks after the cases");
   if (ex.more_checks && !ex.more_checks(user, o)) return -1;
+  note_step(o, "timing (the performance tiers)");
   return o.timing ? time_and_grade(ex, user, o) : 0;
 }
 
@@ -407,16 +414,19 @@ namespace {
 
 // --result FILE: the verdict as one JSON object, written atomically (profiler/output_file.h:
 // a reader never sees half of it). False, after saying why, when it cannot be written.
+// With the token `prism check` put in PRISM_CHECK_TOKEN: a verdict file that lacks it was not
+// written by this run (prism check then counts no verdict, a failure).
 bool write_result(const std::string& path, const std::string& id, const Outcome& out) {
   const char* word = out.code == 0                ? "correct"
                      : out.code == 1              ? "failing"
                      : out.code == kCannotRunHere ? "cannot_run_here"
                                                   : "not_checked";
+  const char* token = std::getenv("PRISM_CHECK_TOKEN");
   try {
     profiler::write_text_file(
         path, fmt::format("{{\"exercise\": \"{}\", \"result\": \"{}\", \"tier\": {}, "
-                          "\"tiers\": {}}}\n",
-                          id, word, out.tier, out.tiers));
+                          "\"tiers\": {}, \"token\": \"{}\"}}\n",
+                          id, word, out.tier, out.tiers, token ? token : ""));
   } catch (const std::exception& e) {
     fmt::print(stderr, "checker: {}\n", e.what());
     return false;
@@ -425,6 +435,16 @@ bool write_result(const std::string& path, const std::string& id, const Outcome&
 }
 
 }  // namespace
+
+void note_step(const Options& o, const std::string& step) {
+  if (o.progress_file.empty()) return;
+  // Rewritten in place, not atomically: prism check reads it only after killing this process,
+  // and a write is one short line.
+  if (std::FILE* f = std::fopen(o.progress_file.c_str(), "w")) {
+    std::fputs(step.c_str(), f);
+    std::fclose(f);
+  }
+}
 
 int run_checker(const std::string& id, int argc, char** argv) {
   Options o;
@@ -443,7 +463,9 @@ int run_checker(const std::string& id, int argc, char** argv) {
   }
   set_threads(o.threads);
   fmt::print("exercise {}: {}\nseed {} (--seed N for other inputs)\n", ex->id, ex->title, o.seed);
+  note_step(o, "the exercise's checks");
   const Outcome out = ex->run ? ex->run(o) : check_kernels(*ex, o);
+  note_step(o, "writing the verdict");
   if (out.code == 0 || out.code == 1) fmt::print("\nresult: {}\n", out.code == 0 ? "PASS" : "FAIL");
   if (!o.result_file.empty() && !write_result(o.result_file, ex->id, out)) return 2;
   return out.code;

@@ -37,8 +37,15 @@ struct Options {
   int runs = 0;  // timed samples per variant; 0: 15, or 3 with --quick
   std::string
       result_file;  // --result FILE: the verdict as JSON, for `prism check` / `prism course`
+  // --progress FILE: the step under way (a case's label, "timing"), rewritten as each starts, so
+  // that `prism check`, which runs this program under a time limit, can name the step that did not
+  // end (the learner's kernel runs in this process and may never return).
+  std::string progress_file;
   bool help = false;
 };
+
+// Writes `step` to o.progress_file (when one was given) before the step starts.
+void note_step(const Options& o, const std::string& step);
 
 // What one check of an exercise came to.
 struct Outcome {

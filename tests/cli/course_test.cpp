@@ -96,3 +96,32 @@ TEST_CASE("prism check and prism course say so when prism runs outside its build
   CHECK(WEXITSTATUS(status) == 1);
   CHECK(contains(read_file(dir / "err.txt"), "not a build directory of prism"));
 }
+
+// A kernel that ends the checker's process (exercises/01_relu/escape/) gives no verdict of this
+// run: prism check must count it as failing, whatever exit code the process left, and stop one
+// that never returns at its time limit, naming the case. PRISM_CHECK_PROGRAM runs each built
+// escape program in place of the learner's checker.
+TEST_CASE("prism check: a kernel that exits or never returns fails, with no verdict of its own") {
+  const std::string programs = std::string(PRISM_BINARY_DIR) + "/exercises/exercise_relu_escape_";
+  const struct {
+    const char* escape;
+    const char* why;
+  } escapes[] = {
+      {"exits", "the checker ended with exit code 0 and no verdict"},
+      {"exit77", "the checker ended with exit code 77 and no verdict"},
+      {"static_exit", "the checker ended with exit code 0 and no verdict"},
+      {"never_returns", "case [1] ran past the time limit of 2 s (--time-limit) and was stopped"},
+  };
+  for (const auto& e : escapes) {
+    CAPTURE(e.escape);
+    TempDir dir;
+    const std::string env = course_env(dir) + " PRISM_CHECK_PROGRAM='" + programs + e.escape + "'";
+    const RunResult r = run_prism("check relu --no-timing --time-limit 2", dir.path(), env);
+    REQUIRE(r.exited);
+    CHECK(r.code == 1);
+    CHECK_MESSAGE(contains(r.err, e.why), r.err);
+    CHECK(contains(r.err, "No verdict counts as failing."));
+    const auto doc = nlohmann::json::parse(read_file(dir / "progress.json"));
+    CHECK(doc["exercises"]["01_relu"]["result"] == "failing");
+  }
+}
