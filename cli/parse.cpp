@@ -660,6 +660,10 @@ void add_check_options(CLI::App& cmd, CheckOptions& o) {
       ->check(whole_number(1, 256));
   cmd.add_option("--runs", o.runs, "timed samples per variant, 1 to 1000 (default 15)")
       ->check(whole_number(1, 1000));
+  cmd.add_option("--max-seconds", o.max_seconds,
+                 "the longest a variant's samples may take at one size, 1 to 3600 (default 10): "
+                 "a slower one is not timed there")
+      ->check(whole_number(1, 3600));
   cmd.add_option("--time-limit", o.time_limit_s,
                  "seconds one case (or the timing) may run before the check stops it and fails "
                  "(default 300)")

@@ -26,13 +26,15 @@ namespace prism::exercises {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N] [--result "
-    "F] [--progress F]\n"
+    "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N] "
+    "[--max-seconds S] [--result F] [--progress F]\n"
     "  --quick       time small sizes, 3 short samples each (what the test suite runs)\n"
     "  --no-timing   check correctness only (no timing, no performance tier)\n"
     "  --seed N      other random inputs (default 1; the same seed gives the same inputs)\n"
     "  --threads N   OpenMP threads for every variant while timing (default 1)\n"
     "  --runs N      timed samples per variant, 1 to 1000 (default 15; 3 with --quick)\n"
+    "  --max-seconds S  the longest a variant's samples may take at one size, 1 to 3600 (default "
+    "10; 2 with --quick): a slower one is not timed there\n"
     "  --result F    also write the verdict to file F as JSON (prism check does, for prism "
     "course)\n"
     "  --progress F  write the step under way to file F as each starts (prism check names the "
@@ -59,8 +61,12 @@ bool parse_options(int argc, char** argv, Options& o) {
       o.result_file = argv[++i];
     } else if (a == "--progress" && i + 1 < argc) {
       o.progress_file = argv[++i];
-    } else if ((a == "--seed" || a == "--threads" || a == "--runs") && i + 1 < argc) {
-      const long high = a == "--seed" ? 1L << 62 : a == "--threads" ? 256 : 1000;
+    } else if ((a == "--seed" || a == "--threads" || a == "--runs" || a == "--max-seconds") &&
+               i + 1 < argc) {
+      const long high = a == "--seed"          ? 1L << 62
+                        : a == "--threads"     ? 256
+                        : a == "--max-seconds" ? 3600
+                                               : 1000;
       const auto v = parse_number(argv[++i], a == "--seed" ? 0 : 1, high);
       if (!v) {
         fmt::print(stderr, "{} needs a whole number from {} to {}, got '{}'\n{}", a,
@@ -71,6 +77,8 @@ bool parse_options(int argc, char** argv, Options& o) {
         o.seed = static_cast<uint64_t>(*v);
       else if (a == "--threads")
         o.threads = static_cast<int>(*v);
+      else if (a == "--max-seconds")
+        o.max_seconds = static_cast<double>(*v);
       else
         o.runs = static_cast<int>(*v);
     } else {
@@ -265,7 +273,7 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   lo.threads = o.threads;
   lo.repetitions = o.runs > 0 ? o.runs : o.quick ? 3 : 15;
   lo.min_sample_ms = o.quick ? 2 : 20;
-  lo.max_variant_s = o.quick ? 2 : 10;
+  lo.max_variant_s = o.max_seconds > 0 ? o.max_seconds : o.quick ? 2 : 10;
   lo.seed = o.seed;
   // % of this machine's peak, from `prism machine`'s cache (never measured here: seconds).
   const profiler::MachinePeak* peak = profiler::machine_peak(false);
@@ -321,7 +329,7 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   }
   if (ex.tiers.empty()) return 0;
   const Grade g = grade_kernel(ex.tiers, r, user.name, o.seed);
-  fmt::print("\n{}", format_grade(ex.tiers, g));
+  fmt::print("\n{}", format_grade(ex.tiers, g, lo.repetitions));
   return g.reached;
 }
 

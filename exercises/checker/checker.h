@@ -35,6 +35,9 @@ struct Options {
   uint64_t seed = 1;
   int threads = 1;
   int runs = 0;  // timed samples per variant; 0: 15, or 3 with --quick
+  // --max-seconds S: the longest a variant's samples may take at one size (0: 10, or 2 with
+  // --quick); the lab's "not timed ... (raise --max-seconds)" names this flag.
+  double max_seconds = 0;
   std::string
       result_file;  // --result FILE: the verdict as JSON, for `prism check` / `prism course`
   // --progress FILE: the step under way (a case's label, "timing"), rewritten as each starts, so

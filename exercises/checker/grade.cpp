@@ -129,7 +129,7 @@ Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, cons
   return g;
 }
 
-std::string format_grade(const std::vector<Tier>& tiers, const Grade& g) {
+std::string format_grade(const std::vector<Tier>& tiers, const Grade& g, int runs) {
   std::string out = fmt::format("performance: tier {} of {}", g.reached, g.of);
   if (g.reached > 0) out += fmt::format(" ({})", tiers[g.reached - 1].name);
   if (g.reached == 0) out += " (correct)";
@@ -158,10 +158,18 @@ std::string format_grade(const std::vector<Tier>& tiers, const Grade& g) {
   if (!g.note.empty()) {
     out += "  " + g.note + "\n";
   } else if (g.inconclusive) {
-    out += fmt::format(
-        "  the interval straddles tier {}'s bound: run again with more samples (--runs 30), on a "
-        "quieter machine, to decide\n",
-        g.reached + 1);
+    // More samples narrow the interval as 1/sqrt(n); past 100 the noise of the machine, not the
+    // count, is what keeps it across the bound.
+    const int more = runs < 30 ? 30 : runs < 100 ? 100 : 0;
+    out += more > 0 ? fmt::format(
+                          "  the interval straddles tier {}'s bound with {} samples: run again "
+                          "with --runs {} to narrow it\n",
+                          g.reached + 1, runs, more)
+                    : fmt::format(
+                          "  the interval straddles tier {}'s bound even with {} samples: the "
+                          "two are within this machine's noise of each other; run again when "
+                          "it is quieter, or take the tier as not shown\n",
+                          g.reached + 1, runs);
   } else if (g.reached < g.of) {
     out += fmt::format("  next: {}\n", tiers[g.reached].hint);
   }

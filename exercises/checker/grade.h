@@ -64,7 +64,9 @@ Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, cons
                    uint64_t seed);
 
 // The verdict in words: the tier reached, each tier's ratios per size, and the hint for the
-// first tier missed (or "run again with --runs N" when inconclusive).
-std::string format_grade(const std::vector<Tier>& tiers, const Grade& g);
+// first tier missed; when inconclusive, the next thing to try given `runs`, the samples this run
+// took: more of them (--runs 30, then 100), and past that a quieter machine, never the same
+// advice again.
+std::string format_grade(const std::vector<Tier>& tiers, const Grade& g, int runs = 15);
 
 }  // namespace prism::exercises

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <regex>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -123,5 +125,30 @@ TEST_CASE("prism check: a kernel that exits or never returns fails, with no verd
     CHECK(contains(r.err, "No verdict counts as failing."));
     const auto doc = nlohmann::json::parse(read_file(dir / "progress.json"));
     CHECK(doc["exercises"]["01_relu"]["result"] == "failing");
+  }
+}
+
+// The checker's advice names flags ("run again with --runs 100", the lab's "(raise
+// --max-seconds)"): each must be one `prism check` accepts and lists, or the advice cannot be
+// followed.
+TEST_CASE("prism check accepts every flag the checker's advice names") {
+  std::string advice;
+  for (const char* f :
+       {"exercises/checker/grade.cpp", "exercises/checker/checker.cpp", "kernels/lab/lab.cpp"}) {
+    advice += read_file(fs::path(PRISM_SOURCE_DIR) / f);
+  }
+  const std::regex named(R"((?:with|raise|more) (--[a-z][a-z-]*))");
+  std::set<std::string> flags;
+  for (auto it = std::sregex_iterator(advice.begin(), advice.end(), named);
+       it != std::sregex_iterator(); ++it) {
+    flags.insert((*it)[1].str());
+  }
+  REQUIRE(flags.count("--runs") == 1);
+  REQUIRE(flags.count("--max-seconds") == 1);
+  const RunResult help = run_prism("check --help", fs::temp_directory_path());
+  REQUIRE(help.code == 0);
+  for (const std::string& flag : flags) {
+    CAPTURE(flag);
+    CHECK(contains(help.out, flag + " "));
   }
 }

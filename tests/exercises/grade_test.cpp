@@ -106,7 +106,12 @@ TEST_CASE("grade: an interval across a bound is inconclusive and asks for more s
   CHECK(g.checks[0][0].high > 1.0);
   const std::string text = format_grade(kTiers, g);
   CHECK(contains(text, "tier 0 of 3 (correct), inconclusive for tier 1"));
-  CHECK(contains(text, "--runs"));
+  CHECK(contains(text, "run again with --runs 30"));
+  // The advice moves on with what was tried, never the same twice.
+  CHECK(contains(format_grade(kTiers, g, 30), "with 30 samples: run again with --runs 100"));
+  const std::string noise = format_grade(kTiers, g, 100);
+  CHECK(contains(noise, "even with 100 samples"));
+  CHECK_FALSE(contains(noise, "--runs"));
 }
 
 TEST_CASE("grade: a yardstick too slow to time is skipped, yours too slow misses the tier") {
