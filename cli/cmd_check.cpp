@@ -158,6 +158,7 @@ std::optional<course::Record> read_result(const std::string& path, const std::st
     r.result = j.at("result").get<std::string>();
     r.tier = j.at("tier").get<int>();
     r.tiers = j.at("tiers").get<int>();
+    r.next_tier = j.value("next_tier", "");
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }

@@ -1,8 +1,9 @@
 // `prism course`: where the learner stands. The modules in order with the exercises each links
 // to, every exercise's status from the progress file (course.h) — not started (its file still
 // has the TODO marker and it was never checked), failing, correct with the performance tier
-// reached — and what to do next: the first exercise, in module order, that is not yet correct,
-// then the first below its top tier.
+// reached and what became of the next (missed, inconclusive, not graded) — and what to do next:
+// the first failing exercise in module order, then the first not started, then the first below
+// its top tier.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -64,8 +65,17 @@ int run_course(const CourseOptions& o) {
     }
     if (const auto it = progress.find(e.id); it != progress.end() && r.status == "correct") {
       const course::Record& rec = it->second;
-      if (rec.tiers > 0) r.tier = fmt::format("{} of {}", rec.tier, rec.tiers);
-      r.done = rec.tier >= rec.tiers;
+      // Reached, then what became of the next tier: missed, inconclusive (the interval
+      // straddled its bound: not a miss) or not graded (--no-timing).
+      if (rec.next_tier == "not graded") {
+        r.tier = "not graded";
+      } else if (rec.tiers > 0) {
+        r.tier = fmt::format("{} of {}", rec.tier, rec.tiers);
+        if (rec.tier < rec.tiers && !rec.next_tier.empty()) {
+          r.tier += fmt::format(", {} {}", rec.tier + 1, rec.next_tier);
+        }
+      }
+      r.done = rec.tier >= rec.tiers && rec.next_tier != "not graded";
     }
     rows.push_back(r);
   }
@@ -77,10 +87,10 @@ int run_course(const CourseOptions& o) {
     fmt::print("  {}\n      exercises: {}\n", m.title,
                m.exercises.empty() ? std::string("-") : join(m.exercises, ", "));
   }
-  fmt::print("\n  {:<26} {:<9} {:<17} {:<7} {}\n", "exercise", "modules", "status", "tier",
+  fmt::print("\n  {:<26} {:<9} {:<17} {:<22} {}\n", "exercise", "modules", "status", "tier",
              "check it with");
   for (const Row& r : rows) {
-    fmt::print("  {:<26} {:<9} {:<17} {:<7} build/prism check {}\n", r.ex->id,
+    fmt::print("  {:<26} {:<9} {:<17} {:<22} build/prism check {}\n", r.ex->id,
                r.modules.empty() ? std::string("-") : join(r.modules, ","), r.status, r.tier,
                r.ex->name);
   }
@@ -100,16 +110,18 @@ int run_course(const CourseOptions& o) {
   for (const Row& r : rows) {
     if (std::find(order.begin(), order.end(), &r) == order.end()) order.push_back(&r);
   }
+  // Next: what the learner started and left broken comes before what they have not begun: the
+  // first failing (or not compiling), then the first not started or not checked, then the first
+  // correct one below its top tier (or whose speed was not graded).
   const Row* next = nullptr;
-  for (const Row* r : order) {
-    if (!next && r->status != "correct" && r->status != "not built here" &&
-        r->status != "cannot run here") {
-      next = r;
+  auto first = [&](auto&& pick) {
+    for (const Row* r : order) {
+      if (!next && pick(*r)) next = r;
     }
-  }
-  for (const Row* r : order) {
-    if (!next && r->status == "correct" && !r->done) next = r;
-  }
+  };
+  first([](const Row& r) { return r.status == "failing" || r.status == "does not compile"; });
+  first([](const Row& r) { return r.status == "not started" || r.status == "not checked yet"; });
+  first([](const Row& r) { return r.status == "correct" && !r.done; });
   if (next) {
     fmt::print("\nnext: {} ({}): read exercises/{}/README.md, then build/prism check {}\n",
                next->ex->id, next->ex->title, next->ex->id, next->ex->name);

@@ -181,6 +181,7 @@ std::map<std::string, Record> load_progress(const std::string& path) {
       rec.tier = r.value("tier", 0);
       rec.tiers = r.value("tiers", 0);
       rec.best_tier = r.value("best_tier", 0);
+      rec.next_tier = r.value("next_tier", "");
       rec.checked = r.value("checked", "");
       records[id] = rec;
     }
@@ -203,11 +204,9 @@ void save_record(const std::string& path, const std::string& id, Record r) {
   nlohmann::ordered_json j;
   j["exercises"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : records) {
-    j["exercises"][k] = {{"result", v.result},
-                         {"tier", v.tier},
-                         {"tiers", v.tiers},
-                         {"best_tier", v.best_tier},
-                         {"checked", v.checked}};
+    j["exercises"][k] = {{"result", v.result},       {"tier", v.tier},
+                         {"tiers", v.tiers},         {"best_tier", v.best_tier},
+                         {"next_tier", v.next_tier}, {"checked", v.checked}};
   }
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);

@@ -60,6 +60,8 @@ const Exercise* find_exercise(const std::vector<Exercise>& all, const std::strin
 struct Record {
   std::string result;  // correct | failing | not_checked | cannot_run_here | does_not_compile
   int tier = 0, tiers = 0, best_tier = 0;
+  // The tier after the last reached: missed | inconclusive | not graded; "" when none is left.
+  std::string next_tier;
   std::string checked;  // UTC, ISO 8601
 };
 

@@ -262,7 +262,8 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
 // calls back to back for at least `min_sample_ms`), and reports the median time per call with
 // a 95% bootstrap interval. The kernel alone is timed, on raw buffers: no output allocation, no
 // front end. Then grades it (grade.h), prints the verdict and returns the tiers reached.
-int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
+int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o,
+                   std::string& next_tier) {
   lab::LabOptions lo;
   lo.op = ex.op;
   lo.sizes = o.quick ? ex.quick_timing_sizes : ex.timing_sizes;
@@ -330,6 +331,7 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   if (ex.tiers.empty()) return 0;
   const Grade g = grade_kernel(ex.tiers, r, user.name, o.seed);
   fmt::print("\n{}", format_grade(ex.tiers, g, lo.repetitions));
+  next_tier = g.reached >= g.of ? "" : g.inconclusive ? "inconclusive" : "missed";
   return g.reached;
 }
 
@@ -339,7 +341,8 @@ namespace {
 
 // Checks one user kernel: every case, then the exercise's more_checks, then (unless --no-timing)
 // its speed. Returns the tiers reached, or -1 when it is not correct.
-int check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Options& o) {
+int check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Options& o,
+                 std::string& next_tier) {
   const auto& ops = kernels::registry().at(ex.op, Device::cpu);
   const std::string ref = ops.find("reference") ? "reference" : "naive";
   fmt::print("\nkernel '{}' for op '{}', against '{}' (float32); tolerance {}: {}\n", user.name,
@@ -381,7 +384,11 @@ int check_kernel(const Exercise& ex, const kernels::KernelEntry& user, const Opt
   note_step(o, "the checks after the cases");
   if (ex.more_checks && !ex.more_checks(user, o)) return -1;
   note_step(o, "timing (the performance tiers)");
-  return o.timing ? time_and_grade(ex, user, o) : 0;
+  if (!o.timing) {
+    next_tier = ex.tiers.empty() ? "" : "not graded";
+    return 0;
+  }
+  return time_and_grade(ex, user, o, next_tier);
 }
 
 }  // namespace
@@ -410,11 +417,16 @@ Outcome check_kernels(const Exercise& ex, const Options& o) {
   Outcome out{0, static_cast<int>(ex.tiers.size()),
               o.timing ? static_cast<int>(ex.tiers.size()) : 0};
   for (const kernels::KernelEntry* u : users) {
-    const int tier = check_kernel(ex, *u, o);
+    std::string next;
+    const int tier = check_kernel(ex, *u, o, next);
     if (tier < 0) out.code = 1;
+    // The lowest tier over the kernels, and what stopped that one.
+    if (tier >= 0 && (tier < out.tier || (tier == out.tier && out.next_tier.empty()))) {
+      out.next_tier = next;
+    }
     out.tier = std::min(out.tier, std::max(tier, 0));
   }
-  if (out.code != 0) out.tier = 0;
+  if (out.code != 0) out.tier = 0, out.next_tier.clear();
   return out;
 }
 
@@ -433,8 +445,8 @@ bool write_result(const std::string& path, const std::string& id, const Outcome&
   try {
     profiler::write_text_file(
         path, fmt::format("{{\"exercise\": \"{}\", \"result\": \"{}\", \"tier\": {}, "
-                          "\"tiers\": {}, \"token\": \"{}\"}}\n",
-                          id, word, out.tier, out.tiers, token ? token : ""));
+                          "\"tiers\": {}, \"next_tier\": \"{}\", \"token\": \"{}\"}}\n",
+                          id, word, out.tier, out.tiers, out.next_tier, token ? token : ""));
   } catch (const std::exception& e) {
     fmt::print(stderr, "checker: {}\n", e.what());
     return false;

@@ -57,6 +57,9 @@ struct Outcome {
   int code = 0;
   int tier = 0;   // performance tiers reached, in order (0 when not graded or not correct)
   int tiers = 0;  // how many the exercise has (0: not graded on speed)
+  // The tier after the last reached: "missed", "inconclusive" (its interval straddles the
+  // bound), "not graded" (--no-timing); "" when every tier was reached or there are none.
+  std::string next_tier = {};
 };
 
 // The exit code of an exercise that cannot run on this machine (ctest's SKIP_RETURN_CODE, as

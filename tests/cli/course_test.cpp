@@ -152,3 +152,27 @@ TEST_CASE("prism check accepts every flag the checker's advice names") {
     CHECK(contains(help.out, flag + " "));
   }
 }
+
+// What `prism course` makes of a record: an inconclusive tier is not a missed one, a check
+// without timing is not graded, and next is what the learner left failing before anything new.
+TEST_CASE("prism course: inconclusive, missed and not graded apart; next is the first failing") {
+  TempDir dir;
+  std::ofstream(dir / "progress.json") << R"({"exercises": {
+    "02_sum_rows": {"result": "correct", "tier": 1, "tiers": 2, "best_tier": 1,
+                    "next_tier": "inconclusive", "checked": "2026-11-29T08:00:00Z"},
+    "03_matmul_loop_order": {"result": "correct", "tier": 0, "tiers": 0, "best_tier": 0,
+                             "next_tier": "not graded", "checked": "2026-11-29T08:00:00Z"},
+    "04_matmul_tiled": {"result": "correct", "tier": 1, "tiers": 3, "best_tier": 1,
+                        "next_tier": "missed", "checked": "2026-11-29T08:00:00Z"},
+    "05_softmax_online": {"result": "failing", "tier": 0, "tiers": 0, "best_tier": 0,
+                          "checked": "2026-11-29T08:00:00Z"}}})";
+  const RunResult r = run_prism("course --json c.json", dir.path(), course_env(dir));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "1 of 2, 2 inconclusive"));
+  CHECK(contains(r.out, "1 of 3, 2 missed"));
+  CHECK(contains(r.out, "not graded"));
+  // 01 is not started, but 05 was left failing: that comes first.
+  CHECK(contains(r.out, "next: 05_softmax_online"));
+  const auto doc = nlohmann::json::parse(read_file(dir / "c.json"));
+  CHECK(doc["next"] == "05_softmax_online");
+}
