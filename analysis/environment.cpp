@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "profiler/build_info.h"
+#include "profiler/busy.h"
 #include "profiler/machine.h"
 #include "profiler/recorder.h"
 
@@ -69,32 +70,6 @@ int read_flag(const std::string& path) {
 }
 
 // Total CPU ticks (utime + stime) of every process but this one, by pid, with its name.
-std::map<int, std::pair<std::string, int64_t>> process_ticks() {
-  std::map<int, std::pair<std::string, int64_t>> out;
-  DIR* dir = opendir("/proc");
-  if (!dir) return out;
-  const int self = static_cast<int>(getpid());
-  while (const dirent* e = readdir(dir)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0 || pid == self) continue;
-    const std::string stat = read_line(fmt::format("/proc/{}/stat", pid));
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split at the last ')'.
-    const size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string field;
-    int64_t utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
-      if (i == 14) utime = std::atoll(field.c_str());
-      if (i == 15) stime = std::atoll(field.c_str());
-    }
-    out[static_cast<int>(pid)] = {stat.substr(open + 1, close - open - 1), utime + stime};
-  }
-  closedir(dir);
-  return out;
-}
-
 }  // namespace
 
 Environment check_environment(int threads, int physical_cores, int logical_cpus, int sample_ms) {
@@ -108,19 +83,7 @@ Environment check_environment(int threads, int physical_cores, int logical_cpus,
   std::istringstream load(read_line("/proc/loadavg"));
   if (double l = 0; load >> l) env.load_avg_1m = l;
 
-  if (sample_ms > 0) {
-    const auto before = process_ticks();
-    std::this_thread::sleep_for(std::chrono::milliseconds(sample_ms));
-    const auto after = process_ticks();
-    const double ticks_per_s = static_cast<double>(sysconf(_SC_CLK_TCK));
-    for (const auto& [pid, now] : after) {
-      const auto it = before.find(pid);
-      if (it == before.end()) continue;
-      const double pct = 100.0 * static_cast<double>(now.second - it->second.second) / ticks_per_s /
-                         (sample_ms / 1000.0);
-      if (pct >= 20) env.busy.push_back(fmt::format("{} (pid {}, {:.0f}%)", now.first, pid, pct));
-    }
-  }
+  env.busy = profiler::busy_processes(sample_ms).names;
 
   env.governor = read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   env.boost = read_flag("/sys/devices/system/cpu/cpufreq/boost");

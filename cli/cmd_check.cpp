@@ -214,6 +214,7 @@ int run_check(const CheckOptions& o) {
   if (o.threads > 0) args.insert(args.end(), {"--threads", std::to_string(o.threads)});
   if (o.runs > 0) args.insert(args.end(), {"--runs", std::to_string(o.runs)});
   if (o.max_seconds > 0) args.insert(args.end(), {"--max-seconds", std::to_string(o.max_seconds)});
+  if (o.grade_busy) args.push_back("--grade-busy");
   args.insert(args.end(), {"--result", result, "--progress", progress_step});
   const std::string token = fresh_token();
   const Limited run =

@@ -280,10 +280,11 @@ struct CheckOptions {
   std::string name;  // "relu", "01_relu" or "01"
   bool quick = false;
   bool no_timing = false;
-  int64_t seed = -1;    // -1: the checker's default
-  int threads = 0;      // 0: the checker's default (1)
-  int runs = 0;         // 0: the checker's default
-  int max_seconds = 0;  // 0: the checker's default (a variant's samples at one size)
+  int64_t seed = -1;        // -1: the checker's default
+  int threads = 0;          // 0: the checker's default (1)
+  int runs = 0;             // 0: the checker's default
+  int max_seconds = 0;      // 0: the checker's default (a variant's samples at one size)
+  bool grade_busy = false;  // grade the speed even when other processes are busy
   // Seconds one step of the checker (a case, the timing) may run before it is stopped and the
   // check fails: a kernel that never returns must not hang `prism check`.
   double time_limit_s = 300;

@@ -660,6 +660,9 @@ void add_check_options(CLI::App& cmd, CheckOptions& o) {
       ->check(whole_number(1, 256));
   cmd.add_option("--runs", o.runs, "timed samples per variant, 1 to 1000 (default 15)")
       ->check(whole_number(1, 1000));
+  cmd.add_flag("--grade-busy", o.grade_busy,
+               "grade the speed even when other processes are busy (by default not graded then: "
+               "the timings would measure their work too)");
   cmd.add_option("--max-seconds", o.max_seconds,
                  "the longest a variant's samples may take at one size, 1 to 3600 (default 10): "
                  "a slower one is not timed there")

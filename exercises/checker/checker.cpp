@@ -17,6 +17,7 @@
 #include "exercises/checker/compare.h"
 #include "kernels/lab/lab.h"
 #include "kernels/registry.h"
+#include "profiler/busy.h"
 #include "profiler/machine.h"
 #include "profiler/output_file.h"
 #include "profiler/statistics.h"
@@ -27,7 +28,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: exercise_NAME [--quick] [--no-timing] [--seed N] [--threads N] [--runs N] "
-    "[--max-seconds S] [--result F] [--progress F]\n"
+    "[--max-seconds S] [--grade-busy] [--result F] [--progress F]\n"
     "  --quick       time small sizes, 3 short samples each (what the test suite runs)\n"
     "  --no-timing   check correctness only (no timing, no performance tier)\n"
     "  --seed N      other random inputs (default 1; the same seed gives the same inputs)\n"
@@ -38,7 +39,9 @@ constexpr const char* kUsage =
     "  --result F    also write the verdict to file F as JSON (prism check does, for prism "
     "course)\n"
     "  --progress F  write the step under way to file F as each starts (prism check names the "
-    "step that ran past its time limit)\n";
+    "step that ran past its time limit)\n"
+    "  --grade-busy  grade the speed even when other processes are busy (by default not graded "
+    "then)\n";
 
 std::optional<long> parse_number(const char* text, long low, long high) {
   char* end = nullptr;
@@ -57,6 +60,8 @@ bool parse_options(int argc, char** argv, Options& o) {
       o.quick = true;
     } else if (a == "--no-timing") {
       o.timing = false;
+    } else if (a == "--grade-busy") {
+      o.grade_busy = true;
     } else if (a == "--result" && i + 1 < argc) {
       o.result_file = argv[++i];
     } else if (a == "--progress" && i + 1 < argc) {
@@ -262,8 +267,27 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
 // calls back to back for at least `min_sample_ms`), and reports the median time per call with
 // a 95% bootstrap interval. The kernel alone is timed, on raw buffers: no output allocation, no
 // front end. Then grades it (grade.h), prints the verdict and returns the tiers reached.
+// Other processes using at least this many CPUs between them make the machine busy: timings
+// taken then measure their work too, so the tiers are not graded (half a core: a compile, a
+// spinning loop; busy_processes' floor of 20% of a CPU per process leaves the daemons out).
+constexpr double kBusyCpus = 0.5;
+
 int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o,
                    std::string& next_tier) {
+  if (!o.grade_busy) {
+    const profiler::BusyProcesses busy = profiler::busy_processes(300);
+    if (busy.cpus >= kBusyCpus) {
+      std::string list;
+      for (const std::string& b : busy.names) list += (list.empty() ? "" : ", ") + b;
+      fmt::print(
+          "\ntiming: not graded: other processes are busy ({}), and a timing now would measure "
+          "their work too. Your kernel is correct; run the check again when the machine is "
+          "quiet, or with --grade-busy to grade anyway.\n",
+          list);
+      next_tier = "not graded";
+      return 0;
+    }
+  }
   lab::LabOptions lo;
   lo.op = ex.op;
   lo.sizes = o.quick ? ex.quick_timing_sizes : ex.timing_sizes;

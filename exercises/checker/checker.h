@@ -38,6 +38,9 @@ struct Options {
   // --max-seconds S: the longest a variant's samples may take at one size (0: 10, or 2 with
   // --quick); the lab's "not timed ... (raise --max-seconds)" names this flag.
   double max_seconds = 0;
+  // --grade-busy: time and grade even when other processes are busy (by default the tiers are
+  // then not graded: the timings would measure the other work too).
+  bool grade_busy = false;
   std::string
       result_file;  // --result FILE: the verdict as JSON, for `prism check` / `prism course`
   // --progress FILE: the step under way (a case's label, "timing"), rewritten as each starts, so
@@ -129,7 +132,11 @@ Outcome check_kernels(const Exercise& ex, const Options& o);
 // timing sizes (quick ones with o.quick), prints the table and the grade against ex.tiers, and
 // returns the tiers reached: what check_kernels does once a kernel is correct, for an exercise
 // whose `run` checks a kernel of a registry op its own way (exercise 12: an in-place update).
-int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o);
+// `next_tier` gets what became of the tier after the last reached (Outcome::next_tier); on a
+// busy machine (other processes using half a CPU, o.grade_busy unset) nothing is timed and it
+// is "not graded".
+int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o,
+                   std::string& next_tier);
 
 // Checks the kernels registered for exercise `id` (main.cpp passes the id it was built for);
 // parses the flags in argv. Returns the exit code.

@@ -155,7 +155,8 @@ TEST_CASE("prism check accepts every flag the checker's advice names") {
 
 // What `prism course` makes of a record: an inconclusive tier is not a missed one, a check
 // without timing is not graded, and next is what the learner left failing before anything new.
-TEST_CASE("prism course: inconclusive, missed and not graded apart; next is the first failing") {
+TEST_CASE(
+    "prism course: inconclusive, missed and not graded apart, and next is the first failing") {
   TempDir dir;
   std::ofstream(dir / "progress.json") << R"({"exercises": {
     "02_sum_rows": {"result": "correct", "tier": 1, "tiers": 2, "best_tier": 1,
@@ -175,4 +176,23 @@ TEST_CASE("prism course: inconclusive, missed and not graded apart; next is the 
   CHECK(contains(r.out, "next: 05_softmax_online"));
   const auto doc = nlohmann::json::parse(read_file(dir / "c.json"));
   CHECK(doc["next"] == "05_softmax_online");
+}
+
+// A busy machine: the speed is not graded (never "missed"), and the record says so. A spinning
+// shell loop beside the check is the other work.
+TEST_CASE("prism check beside a busy process: correct, and the speed not graded") {
+  TempDir dir;
+  const std::string env = course_env(dir) + " PRISM_CHECK_PROGRAM='" +
+                          std::string(PRISM_BINARY_DIR) + "/exercises/exercise_relu_solution'";
+  // In braces: run_shell redirects what follows the last command, so the group's output is kept.
+  const RunResult r = run_shell("{ sh -c 'while :; do :; done' & spin=$!; sleep 0.5; env " + env +
+                                    " {prism} check relu --quick; rc=$?; kill $spin; exit $rc; }",
+                                dir.path());
+  REQUIRE(r.exited);
+  CHECK_MESSAGE(r.code == 0, (r.out + r.err));
+  CHECK(contains(r.out, "timing: not graded: other processes are busy"));
+  CHECK(contains(r.out, "result: PASS"));
+  const auto doc = nlohmann::json::parse(read_file(dir / "progress.json"));
+  CHECK(doc["exercises"]["01_relu"]["result"] == "correct");
+  CHECK(doc["exercises"]["01_relu"]["next_tier"] == "not graded");
 }
