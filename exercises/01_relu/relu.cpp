@@ -9,7 +9,7 @@
 //   a.numel   the number of elements
 // Element i of the output is relu of element i of x in row-major order over layout.shape.
 //
-// Check it:  cmake --build build --target check_relu
+// Check it:  build/prism check relu
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -13,7 +13,7 @@
 //   a.index         unused by sum (null)
 // Element i of row o is a.x[o * a.row_stride + i * a.col_stride].
 //
-// Check it:  cmake --build build --target check_sum_rows
+// Check it:  build/prism check sum_rows
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

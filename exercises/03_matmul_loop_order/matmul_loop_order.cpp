@@ -8,7 +8,7 @@
 // A and B may be views (a transposed operand has a_rs = 1), and a batch stride may be 0 (one
 // matrix shared by the whole batch).
 //
-// Check it:  cmake --build build --target check_matmul_loop_order
+// Check it:  build/prism check matmul_loop_order
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -7,7 +7,7 @@
 //   B[p][j] = a.b[b * a.b_bs + p * a.b_rs + j * a.b_cs]
 //   C[i][j] = a.c[(b * a.m + i) * a.n + j]          C is contiguous and arrives uninitialised
 //
-// Check it:  cmake --build build --target check_matmul_tiled
+// Check it:  build/prism check matmul_tiled
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -7,7 +7,7 @@
 //   x[r][j] = a.x[r * a.row_stride + j * a.col_stride]    for r < a.rows, j < a.cols
 //   y[r][j] = a.out[r * a.cols + j]                        contiguous, arrives uninitialised
 //
-// Check it:  cmake --build build --target check_softmax_online
+// Check it:  build/prism check softmax_online
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -15,7 +15,7 @@
 //                                           * weight[o][c][p][q]
 // where x outside [0,h) x [0,w) reads 0.
 //
-// Check it:  cmake --build build --target check_conv2d_im2col
+// Check it:  build/prism check conv2d_im2col
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -25,7 +25,6 @@
 // of rows and columns. Your work is the tiling and the epilogue (bias, GELU, z).
 //
 // Check it:  build/prism check linear_gelu_fused
-//       or:  cmake --build build --target check_linear_gelu_fused
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

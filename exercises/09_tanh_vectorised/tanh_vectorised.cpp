@@ -24,7 +24,6 @@
 // denormals and +-FLT_MAX, and times your kernel against naive.
 //
 // Check it:  build/prism check tanh_vectorised
-//       or:  cmake --build build --target check_tanh_vectorised
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -32,7 +32,6 @@
 //                   counts every byte your kernel allocates: O(L^2) memory anywhere fails.
 //
 // Check it:  build/prism check flash_attention
-//       or:  cmake --build build --target check_flash_attention
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

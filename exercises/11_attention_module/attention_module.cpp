@@ -23,7 +23,6 @@
 // with it, and refuses a module that calls it.
 //
 // Check it:  build/prism check attention_module
-//       or:  cmake --build build --target check_attention_module
 #include <cmath>
 #include <limits>
 #include <memory>

@@ -19,7 +19,6 @@
 //   a.workspace                  null for your kernel (scratch for prism's unfused variant)
 //
 // Check it:  build/prism check adamw
-//       or:  cmake --build build --target check_adamw
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -17,7 +17,6 @@
 // partial sums kept in double, then add each row's partials in chunk order.
 //
 // Check it:  build/prism check sum_threads
-//       or:  cmake --build build --target check_sum_threads
 #include <omp.h>
 
 #include "kernels/args.h"

@@ -15,7 +15,6 @@
 // load a tile of A and one of B into shared memory, __syncthreads(), accumulate, __syncthreads().
 //
 // Check it:  build/prism check cuda_matmul_tiled   (needs a CUDA GPU)
-//       or:  cmake --build build --target check_cuda_matmul_tiled
 #include <algorithm>
 #include <cstdint>
 

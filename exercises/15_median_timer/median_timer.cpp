@@ -19,7 +19,6 @@
 // n is at most 1000, so 2^-n is still a normal double (std::ldexp(1.0, -n)).
 //
 // Check it:  build/prism check median_timer
-//       or:  cmake --build build --target check_median_timer
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
