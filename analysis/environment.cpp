@@ -69,7 +69,6 @@ int read_flag(const std::string& path) {
   return -1;
 }
 
-// Total CPU ticks (utime + stime) of every process but this one, by pid, with its name.
 }  // namespace
 
 Environment check_environment(int threads, int physical_cores, int logical_cpus, int sample_ms) {

@@ -72,10 +72,12 @@ std::string read_small_file(const std::string& path) {
   return s;
 }
 
-// Runs the checker program as run_program does, with `extra_env` added to the environment, in a
-// process group of its own, and kills the group when one step (the line the program writes to
-// `progress` as each case starts, exercises/checker/checker.h) has run `limit_s` seconds: the
-// learner's kernel runs in that program and may never return. Polls every 20 ms.
+// Runs the checker program as run_program does, with `extra_env` added to the environment, and
+// kills it when one step (the line the program writes to `progress` as each case starts,
+// exercises/checker/checker.h) has run `limit_s` seconds: the learner's kernel runs in that
+// program and may never return. Polls every 20 ms. The program stays in prism's process group, so
+// Ctrl-C at the terminal reaches it too; and whatever ends this function early (an error, an
+// exception) kills and reaps it first, so no checker outlives its `prism check`.
 Limited run_limited(const std::vector<std::string>& args, const std::vector<std::string>& extra_env,
                     const std::string& progress, double limit_s) {
   std::vector<char*> argv;
@@ -88,14 +90,20 @@ Limited run_limited(const std::vector<std::string>& args, const std::vector<std:
   envp.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int err = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
+  const int err = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
   if (err != 0) throw Error(fmt::format("cannot run {}: {}", args[0], std::strerror(err)));
+  struct Reaper {  // kills and reaps the child unless it was reaped normally
+    pid_t pid;
+    bool reaped = false;
+    ~Reaper() {
+      if (reaped) return;
+      kill(pid, SIGKILL);
+      int st = 0;
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+    }
+  } reaper{pid};
   Limited out;
   std::string step = read_small_file(progress);
   auto since = std::chrono::steady_clock::now();
@@ -111,7 +119,7 @@ Limited run_limited(const std::vector<std::string>& args, const std::vector<std:
       step = s;
       since = now;
     } else if (std::chrono::duration<double>(now - since).count() > limit_s) {
-      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       out.timed_out = true;
@@ -120,6 +128,7 @@ Limited run_limited(const std::vector<std::string>& args, const std::vector<std:
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  reaper.reaped = true;
   out.code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
   return out;
 }
@@ -148,13 +157,15 @@ int code_of(const std::string& result) {
 // The checker's --result file (exercises/checker/checker.cpp write_result) as a record, when it
 // is this run's (its token) and says what the exit code says; nullopt otherwise: no verdict.
 std::optional<course::Record> read_result(const std::string& path, const std::string& token,
-                                          int code) {
+                                          const std::string& id, int code) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   course::Record r;
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
-    if (j.at("token").get<std::string>() != token) return std::nullopt;
+    if (j.at("token").get<std::string>() != token || j.at("exercise").get<std::string>() != id) {
+      return std::nullopt;
+    }
     r.result = j.at("result").get<std::string>();
     r.tier = j.at("tier").get<int>();
     r.tiers = j.at("tiers").get<int>();
@@ -162,7 +173,12 @@ std::optional<course::Record> read_result(const std::string& path, const std::st
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
-  if (code_of(r.result) != code) return std::nullopt;
+  // code -1: the run was stopped while timing; the checker's provisional verdict (correct, the
+  // speed not graded), written when every case had passed, stands.
+  if (code == -1 ? !(r.result == "correct" && r.next_tier == "not graded")
+                 : code_of(r.result) != code) {
+    return std::nullopt;
+  }
   r.best_tier = r.result == "correct" ? r.tier : 0;
   return r;
 }
@@ -185,7 +201,15 @@ int run_check(const CheckOptions& o) {
       "prism check {}: building {} (compiles {} and links it with the checker; the rest is "
       "already built)\n",
       e->name, target, e->learner_file);
-  if (run_program({b.cmake, "--build", b.build_dir, "--target", target}) != 0) {
+  // PRISM_CHECK_PROGRAM: another checker program of this exercise in its place, run as it is
+  // (the tests run exercises/NN/escape/ files through it: kernels that exit or never return).
+  // Said on the first line, so a value left in the environment cannot pass unseen.
+  const char* program = std::getenv("PRISM_CHECK_PROGRAM");
+  const bool other_program = program != nullptr && *program != '\0';
+  if (other_program) {
+    fmt::print("prism check: PRISM_CHECK_PROGRAM is set: running {} instead of your file\n",
+               program);
+  } else if (run_program({b.cmake, "--build", b.build_dir, "--target", target}) != 0) {
     course::Record r;
     r.result = "does_not_compile";
     course::save_record(progress, e->id, r);
@@ -202,10 +226,7 @@ int run_check(const CheckOptions& o) {
   std::error_code ec;
   fs::create_directories(fs::path(result).parent_path(), ec);
   const std::string progress_step = result + ".step";
-  // PRISM_CHECK_PROGRAM: another checker program of this exercise in its place (the tests run
-  // exercises/NN/escape/ files through it: kernels that exit or never return).
-  const char* program = std::getenv("PRISM_CHECK_PROGRAM");
-  std::vector<std::string> args = {program && *program
+  std::vector<std::string> args = {other_program
                                        ? std::string(program)
                                        : (fs::path(b.build_dir) / "exercises" / target).string()};
   if (o.quick) args.push_back("--quick");
@@ -219,21 +240,36 @@ int run_check(const CheckOptions& o) {
   const std::string token = fresh_token();
   const Limited run =
       run_limited(args, {"PRISM_CHECK_TOKEN=" + token}, progress_step, o.time_limit_s);
-  const std::optional<course::Record> verdict = read_result(result, token, run.code);
   const std::string last_step = run.timed_out ? run.step : read_small_file(progress_step);
+  // Stopped while timing: every case had passed and the checker wrote a provisional verdict
+  // (correct, speed not graded) before it started; that stands.
+  const bool stopped_timing = run.timed_out && last_step.rfind("timing", 0) == 0;
+  const std::optional<course::Record> verdict =
+      read_result(result, token, e->id, stopped_timing ? -1 : run.code);
   fs::remove(result, ec);
   fs::remove(progress_step, ec);
   if (verdict) {
     course::save_record(progress, e->id, *verdict);
+    if (stopped_timing) {
+      fmt::print(
+          "\nprism check: the timing ran past the time limit of {:g} s (--time-limit) and was "
+          "stopped: your kernel is correct, its speed not graded this time.\nresult: PASS\n",
+          o.time_limit_s);
+    }
     fmt::print("\nprogress recorded in {} (`prism course` shows where you are)\n", progress);
-    return run.code;
+    return stopped_timing ? 0 : run.code;
   }
   // No verdict of this run: the learner's code ended the process (exit, _exit, abort, a signal,
-  // a static initialiser that exits), or never returned. Either way the kernel is failing, and
-  // the exit code says so whatever code the process gave.
+  // a static initialiser that exits), or never returned, or the checker could not start. The
+  // token guards against accidents (a file from another run, an exit in the middle), not against
+  // a kernel written to forge a verdict: it runs in the checker's process. Either way the check
+  // fails, and the exit code says so whatever code the process gave.
   course::Record r;
   r.result = "failing";
   course::save_record(progress, e->id, r);
+  const bool in_learner_code =
+      last_step.rfind("case ", 0) == 0 || last_step.rfind("timing", 0) == 0 ||
+      last_step.rfind("the checks after", 0) == 0 || last_step == "the exercise's checks";
   std::string why;
   if (run.timed_out) {
     why = fmt::format(
@@ -245,11 +281,16 @@ int run_check(const CheckOptions& o) {
         "the checker was killed by signal {} while running your code (the last "
         "line above names the case)",
         run.code - 128);
-  } else {
+  } else if (in_learner_code || last_step.empty()) {
     why = fmt::format(
         "the checker ended with exit code {} and no verdict: your code ended the "
         "process (exit(), _exit() or a static initialiser){}",
         run.code, last_step.empty() ? "" : "; the last step under way was " + last_step);
+  } else {
+    why = fmt::format(
+        "the checker ended with exit code {} and no verdict, at '{}' (the messages above say "
+        "why)",
+        run.code, last_step);
   }
   fmt::print(stderr, "\nprism check: {}. No verdict counts as failing.\nresult: FAIL\n", why);
   return 1;

@@ -66,7 +66,9 @@ int run_course(const CourseOptions& o) {
     if (const auto it = progress.find(e.id); it != progress.end() && r.status == "correct") {
       const course::Record& rec = it->second;
       // Reached, then what became of the next tier: missed, inconclusive (the interval
-      // straddled its bound: not a miss) or not graded (--no-timing).
+      // straddled its bound: not a miss) or not graded (--no-timing, a busy machine, a timing
+      // stopped at the time limit). The best tier any check reached stays: a later check that
+      // was not graded does not undo it.
       if (rec.next_tier == "not graded") {
         r.tier = "not graded";
       } else if (rec.tiers > 0) {
@@ -75,7 +77,10 @@ int run_course(const CourseOptions& o) {
           r.tier += fmt::format(", {} {}", rec.tier + 1, rec.next_tier);
         }
       }
-      r.done = rec.tier >= rec.tiers && rec.next_tier != "not graded";
+      if (rec.best_tier > rec.tier && rec.tiers > 0) {
+        r.tier += fmt::format(" (best {})", rec.best_tier);
+      }
+      r.done = rec.tiers > 0 ? rec.best_tier >= rec.tiers : rec.next_tier != "not graded";
     }
     rows.push_back(r);
   }

@@ -314,6 +314,7 @@ Outcome run_attention(const Options& o) {
     // The label goes out before the case runs: if the module crashes, the last line says where.
     fmt::print("  {:<{}}  ", c.label, width);
     std::fflush(stdout);
+    note_step(o, "case " + c.label);
     const CaseResult r = check_case(c);
     passed += r.ok;
     fmt::print("{}  {}\n", r.ok ? "PASS" : "FAIL", r.detail);

@@ -307,6 +307,7 @@ int check(const Exercise& ex, const kernels::KernelEntry& user, const Options& o
   for (const StepCase& c : cases) {
     fmt::print("  {:<{}}  ", c.label, width);
     std::fflush(stdout);
+    note_step(o, "case " + c.label);
     const StepInputs in = make_inputs(c);
     if (unsafe) {
       fmt::print("SKIP  (it wrote outside its buffers above: fix that first)\n");
@@ -345,11 +346,13 @@ int check(const Exercise& ex, const kernels::KernelEntry& user, const Options& o
   }
   fmt::print("\nthe trajectory (tolerance {}: {}):\n", error_text(kTrajectoryTolerance),
              "the solution's 20 steps of float32 rounding end 3e-7 to 5e-7 away");
+  note_step(o, "the trajectory");
   if (!check_trajectory(user, o.seed)) return -1;
   if (!o.timing) {
     next_tier = "not graded";
     return 0;
   }
+  note_step(o, "timing (the performance tiers)");
   return time_and_grade(ex, user, o, next_tier);
 }
 

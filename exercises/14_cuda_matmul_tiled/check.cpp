@@ -262,7 +262,7 @@ std::vector<std::string> timed_variants(const kernels::OpKernels& k, const std::
   return v;
 }
 
-int time_and_grade(const std::string& user, const Options& o) {
+int time_and_grade(const std::string& user, const Options& o, std::string& next_tier) {
   lab::LabOptions lo;
   lo.op = "matmul";
   lo.device = Device::cuda;
@@ -274,7 +274,9 @@ int time_and_grade(const std::string& user, const Options& o) {
   lo.threads = o.threads;
   lo.repetitions = o.runs > 0 ? o.runs : o.quick ? 3 : 15;
   lo.min_sample_ms = o.quick ? 2 : 20;
-  lo.max_variant_s = o.quick ? 2 : 10;
+  lo.max_variant_s = o.max_seconds > 0
+                         ? o.max_seconds
+                         : (o.quick ? 2.0 : 10.0) * std::max(1.0, lo.repetitions / 15.0);
   lo.seed = o.seed;
   fmt::print(
       "\ntiming (the kernel lab on the GPU: prism lab matmul --device cuda --sizes ...): the "
@@ -287,12 +289,17 @@ int time_and_grade(const std::string& user, const Options& o) {
     r = lab::run_lab(lo);
   } catch (const std::exception& e) {
     fmt::print("the lab stopped: {}\n", e.what());
+    next_tier = "not graded";
     return 0;
   }
   fmt::print("{}", lab::format_lab(r));
   const std::vector<Tier> tiers = gpu_tiers();
   const Grade g = grade_kernel(tiers, r, user, o.seed);
-  fmt::print("\n{}", format_grade(tiers, g));
+  fmt::print("\n{}", format_grade(tiers, g, lo.repetitions));
+  next_tier = g.reached >= g.of ? ""
+              : !g.note.empty() ? "not graded"
+              : g.inconclusive  ? "inconclusive"
+                                : "missed";
   return g.reached;
 }
 
@@ -335,6 +342,7 @@ Outcome run_cuda_matmul_tiled(const Options& o) {
   for (const GpuCase& c : cases) {
     fmt::print("  {:<{}}  ", c.label, width);
     std::fflush(stdout);
+    note_step(o, "case " + c.label);
     if (fault) {
       fmt::print("SKIP  (a CUDA fault above left the GPU unusable)\n");
       continue;
@@ -351,8 +359,11 @@ Outcome run_cuda_matmul_tiled(const Options& o) {
     fmt::print("\n{}\n", first_hint);
     return {1, 0, o.timing ? n_tiers : 0};
   }
-  if (!o.timing) return {0, 0, 0};
-  return {0, time_and_grade(user->name, o), n_tiers};
+  if (!o.timing) return {0, 0, n_tiers, "not graded"};
+  note_step(o, "timing (the performance tiers)");
+  std::string next;
+  const int reached = time_and_grade(user->name, o, next);
+  return {0, reached, n_tiers, next};
 }
 
 Exercise make_cuda_matmul_tiled() {

@@ -362,14 +362,15 @@ CaseResult check_timer_case(const TimerCase& tc) {
 // Runs one list of cases, printing a line each; returns how many passed and keeps the first
 // failure's hint and the passing cases' extra lines.
 template <class C, class Check>
-int run_cases(const std::vector<C>& cases, size_t width, Check check, std::string& first_hint,
-              std::vector<std::string>& extras) {
+int run_cases(const Options& o, const std::vector<C>& cases, size_t width, Check check,
+              std::string& first_hint, std::vector<std::string>& extras) {
   int passed = 0;
   for (const C& c : cases) {
     // The label goes out before the case runs: if the timer never returns, the last line says
     // where.
     fmt::print("  {:<{}}  ", c.label, width);
     std::fflush(stdout);
+    note_step(o, "case " + c.label);
     CaseResult r;
     try {
       r = check(c);
@@ -401,13 +402,13 @@ Outcome run_timer(const Options& o) {
   std::vector<std::string> extras;
   fmt::print("summarize_samples, on given samples:\n");
   int passed = run_cases(
-      scases, width,
+      o, scases, width,
       [](const StatsCase& c) {
         return check_summary(median_timer::summarize_samples(c.samples), c.samples);
       },
       first_hint, extras);
   fmt::print("time_calls, on a scripted clock (time moves only inside fn, by known amounts):\n");
-  passed += run_cases(tcases, width, check_timer_case, first_hint, extras);
+  passed += run_cases(o, tcases, width, check_timer_case, first_hint, extras);
   const int n = static_cast<int>(scases.size() + tcases.size());
   fmt::print("{} of {} cases passed.\n", passed, n);
   if (passed < n) {

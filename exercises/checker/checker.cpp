@@ -12,6 +12,7 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#include <unistd.h>
 #endif
 
 #include "exercises/checker/compare.h"
@@ -267,16 +268,47 @@ CaseResult check_case(const Exercise& ex, const kernels::KernelEntry& user, cons
 // calls back to back for at least `min_sample_ms`), and reports the median time per call with
 // a 95% bootstrap interval. The kernel alone is timed, on raw buffers: no output allocation, no
 // front end. Then grades it (grade.h), prints the verdict and returns the tiers reached.
-// Other processes using at least this many CPUs between them make the machine busy: timings
-// taken then measure their work too, so the tiers are not graded (half a core: a compile, a
-// spinning loop; busy_processes' floor of 20% of a CPU per process leaves the daemons out).
-constexpr double kBusyCpus = 0.5;
+namespace {
+
+// --result FILE: the verdict as one JSON object, written atomically (profiler/output_file.h:
+// a reader never sees half of it). False, after saying why, when it cannot be written.
+// With the token `prism check` put in PRISM_CHECK_TOKEN: a verdict file that lacks it was not
+// written by this run (prism check then counts no verdict, a failure).
+bool write_result(const std::string& path, const std::string& id, const Outcome& out) {
+  const char* word = out.code == 0                ? "correct"
+                     : out.code == 1              ? "failing"
+                     : out.code == kCannotRunHere ? "cannot_run_here"
+                                                  : "not_checked";
+  const char* token = std::getenv("PRISM_CHECK_TOKEN");
+  try {
+    profiler::write_text_file(
+        path, fmt::format("{{\"exercise\": \"{}\", \"result\": \"{}\", \"tier\": {}, "
+                          "\"tiers\": {}, \"next_tier\": \"{}\", \"token\": \"{}\"}}\n",
+                          id, word, out.tier, out.tiers, out.next_tier, token ? token : ""));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "checker: {}\n", e.what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// The machine is busy when the other processes leave less than half a CPU beyond the ones the
+// timing uses: busy_cpus > logical CPUs - threads - 1/2. Timings taken then measure their work
+// too, so the tiers are not graded. On 2 CPUs and 1 thread that is more than half a core of other
+// work (a compile, a spinning loop); on 16 CPUs a background process on another core leaves room.
+// busy_processes' floor of 20% of a CPU per process leaves the daemons out.
+bool busy_for(const profiler::BusyProcesses& busy, int threads) {
+  const int cpus = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  return busy.cpus >= 0.2 && busy.cpus > cpus - threads - 0.5;
+}
 
 int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o,
                    std::string& next_tier) {
   if (!o.grade_busy) {
     const profiler::BusyProcesses busy = profiler::busy_processes(300);
-    if (busy.cpus >= kBusyCpus) {
+    if (busy_for(busy, o.threads)) {
       std::string list;
       for (const std::string& b : busy.names) list += (list.empty() ? "" : ", ") + b;
       fmt::print(
@@ -288,6 +320,12 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
       return 0;
     }
   }
+  // Every case passed: a provisional verdict (correct, speed not graded) stands should the
+  // timing be stopped at prism check's time limit; the final one replaces it.
+  if (!o.result_file.empty()) {
+    write_result(o.result_file, ex.id,
+                 Outcome{0, 0, static_cast<int>(ex.tiers.size()), "not graded"});
+  }
   lab::LabOptions lo;
   lo.op = ex.op;
   lo.sizes = o.quick ? ex.quick_timing_sizes : ex.timing_sizes;
@@ -298,7 +336,11 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   lo.threads = o.threads;
   lo.repetitions = o.runs > 0 ? o.runs : o.quick ? 3 : 15;
   lo.min_sample_ms = o.quick ? 2 : 20;
-  lo.max_variant_s = o.max_seconds > 0 ? o.max_seconds : o.quick ? 2 : 10;
+  // The cap on a variant's samples at one size grows with --runs (15 by default), so that more
+  // samples, which the advice on an inconclusive tier asks for, do not drop a size from timing.
+  lo.max_variant_s = o.max_seconds > 0
+                         ? o.max_seconds
+                         : (o.quick ? 2.0 : 10.0) * std::max(1.0, lo.repetitions / 15.0);
   lo.seed = o.seed;
   // % of this machine's peak, from `prism machine`'s cache (never measured here: seconds).
   const profiler::MachinePeak* peak = profiler::machine_peak(false);
@@ -355,7 +397,12 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   if (ex.tiers.empty()) return 0;
   const Grade g = grade_kernel(ex.tiers, r, user.name, o.seed);
   fmt::print("\n{}", format_grade(ex.tiers, g, lo.repetitions));
-  next_tier = g.reached >= g.of ? "" : g.inconclusive ? "inconclusive" : "missed";
+  // A grade stopped by a note (your kernel failed the lab's validation, or no yardstick could be
+  // timed) judged nothing: not graded, never missed.
+  next_tier = g.reached >= g.of ? ""
+              : !g.note.empty() ? "not graded"
+              : g.inconclusive  ? "inconclusive"
+                                : "missed";
   return g.reached;
 }
 
@@ -454,36 +501,10 @@ Outcome check_kernels(const Exercise& ex, const Options& o) {
   return out;
 }
 
-namespace {
-
-// --result FILE: the verdict as one JSON object, written atomically (profiler/output_file.h:
-// a reader never sees half of it). False, after saying why, when it cannot be written.
-// With the token `prism check` put in PRISM_CHECK_TOKEN: a verdict file that lacks it was not
-// written by this run (prism check then counts no verdict, a failure).
-bool write_result(const std::string& path, const std::string& id, const Outcome& out) {
-  const char* word = out.code == 0                ? "correct"
-                     : out.code == 1              ? "failing"
-                     : out.code == kCannotRunHere ? "cannot_run_here"
-                                                  : "not_checked";
-  const char* token = std::getenv("PRISM_CHECK_TOKEN");
-  try {
-    profiler::write_text_file(
-        path, fmt::format("{{\"exercise\": \"{}\", \"result\": \"{}\", \"tier\": {}, "
-                          "\"tiers\": {}, \"next_tier\": \"{}\", \"token\": \"{}\"}}\n",
-                          id, word, out.tier, out.tiers, out.next_tier, token ? token : ""));
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "checker: {}\n", e.what());
-    return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 void note_step(const Options& o, const std::string& step) {
   if (o.progress_file.empty()) return;
-  // Rewritten in place, not atomically: prism check reads it only after killing this process,
-  // and a write is one short line.
+  // Rewritten in place, not atomically: prism check polls it, and a half-written line read
+  // there only restarts the step's clock once more.
   if (std::FILE* f = std::fopen(o.progress_file.c_str(), "w")) {
     std::fputs(step.c_str(), f);
     std::fclose(f);
@@ -505,6 +526,7 @@ int run_checker(const std::string& id, int argc, char** argv) {
     fmt::print(stderr, "checker: no exercise '{}'\n", id);
     return 2;
   }
+  note_step(o, "starting the checker");
   set_threads(o.threads);
   fmt::print("exercise {}: {}\nseed {} (--seed N for other inputs)\n", ex->id, ex->title, o.seed);
   note_step(o, "the exercise's checks");

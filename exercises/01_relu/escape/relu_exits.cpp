@@ -1,5 +1,5 @@
 // Exercise 01, a kernel that ends the process: exit(0) in the middle of the check. The checker
-// never writes its verdict, so `prism check` must count it as failing (tests/cli/check_test.cpp),
+// never writes its verdict, so `prism check` must count it as failing (tests/cli/course_test.cpp),
 // never as the 0 the process returned.
 #include <cstdlib>
 

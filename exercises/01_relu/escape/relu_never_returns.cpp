@@ -1,5 +1,5 @@
 // Exercise 01, a kernel that never returns (a loop whose end condition is wrong). `prism check`
-// must stop it at its time limit and name the case it was in (tests/cli/check_test.cpp).
+// must stop it at its time limit and name the case it was in (tests/cli/course_test.cpp).
 #include <chrono>
 #include <thread>
 

@@ -1,6 +1,6 @@
 // Exercise 01, a file that ends the process before the checker starts: a static initialiser that
 // calls exit(0). The checker's main never runs; `prism check` must still fail
-// (tests/cli/check_test.cpp).
+// (tests/cli/course_test.cpp).
 #include <cstdlib>
 
 #include "kernels/args.h"
