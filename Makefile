@@ -100,16 +100,17 @@ asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -LE docs -E "$(ASAN_SKIP)"
 
-# Fuzzes the safetensors, IDX, text and command-line parsers: configures $(FUZZ_BUILD) (clang,
-# libFuzzer + ASan + UBSan, no CUDA, no benches), builds only the fuzz targets and the libraries
-# they link, then runs each from a scratch copy of its seed corpus (tests/fuzz/run.sh). Fails on
-# any crash, leak, UB report, out-of-memory or timeout; prints libFuzzer's figures per target.
+# Fuzzes the safetensors, IDX, text and command-line parsers, the checkpoints' metadata and the
+# result files (FUZZ_TARGETS): configures $(FUZZ_BUILD) (clang, libFuzzer + ASan + UBSan, no CUDA,
+# no benches), builds only those targets and the libraries they link, then runs each from a
+# scratch copy of its seed corpus (tests/fuzz/run.sh). Fails on any crash, leak, UB report,
+# out-of-memory or timeout; prints libFuzzer's figures per target.
 fuzz:
 	@$(MAKE) --no-print-directory deps PACKAGES="$(PACKAGES) $(FUZZ_PACKAGES)"
 	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(FUZZ_OPT) -DNDEBUG" -DPRISM_FUZZ=ON -DPRISM_CUDA=OFF -DPRISM_BUILD_BENCH=OFF -DPRISM_BUILD_TESTS=OFF $(CMAKE_ARGS) \
 	  > $(FUZZ_BUILD).configure.log 2>&1 || { cat $(FUZZ_BUILD).configure.log; exit 1; }
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target prism_fuzz_targets
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # The threaded suites under ThreadSanitizer: configures $(TSAN_BUILD) (CPU only, no benches,
