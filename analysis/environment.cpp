@@ -14,6 +14,7 @@
 
 #include "profiler/build_info.h"
 #include "profiler/busy.h"
+#include "profiler/first_line.h"
 #include "profiler/machine.h"
 #include "profiler/recorder.h"
 
@@ -55,15 +56,8 @@ std::vector<std::string> fingerprint_differences(const Fingerprint& a, const Fin
 
 namespace {
 
-std::string read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  if (!f || !std::getline(f, s)) return "";
-  return s;
-}
-
 int read_flag(const std::string& path) {
-  const std::string s = read_line(path);
+  const std::string s = profiler::first_line(path);
   if (s == "0") return 0;
   if (s == "1") return 1;
   return -1;
@@ -79,12 +73,12 @@ Environment check_environment(int threads, int physical_cores, int logical_cpus,
   env.profiler_recording = profiler::recording();
   if (const char* bind = std::getenv("OMP_PROC_BIND")) env.omp_proc_bind = bind;
 
-  std::istringstream load(read_line("/proc/loadavg"));
+  std::istringstream load(profiler::first_line("/proc/loadavg"));
   if (double l = 0; load >> l) env.load_avg_1m = l;
 
   env.busy = profiler::busy_processes(sample_ms).names;
 
-  env.governor = read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  env.governor = profiler::first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   env.boost = read_flag("/sys/devices/system/cpu/cpufreq/boost");
   if (env.boost < 0) {
     const int no_turbo = read_flag("/sys/devices/system/cpu/intel_pstate/no_turbo");

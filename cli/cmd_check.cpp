@@ -30,6 +30,7 @@
 #include "cli/commands.h"
 #include "cli/course.h"
 #include "kernels/types.h"
+#include "profiler/first_line.h"
 
 extern char** environ;
 
@@ -65,13 +66,6 @@ struct Limited {
   std::string step;        // the step under way when it was killed (the progress file)
 };
 
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  std::string s;
-  std::getline(in, s);
-  return s;
-}
-
 // Runs the checker program as run_program does, with `extra_env` added to the environment, and
 // kills it when one step (the line the program writes to `progress` as each case starts,
 // exercises/checker/checker.h) has run `limit_s` seconds: the learner's kernel runs in that
@@ -105,7 +99,7 @@ Limited run_limited(const std::vector<std::string>& args, const std::vector<std:
     }
   } reaper{pid};
   Limited out;
-  std::string step = read_small_file(progress);
+  std::string step = profiler::first_line(progress);
   auto since = std::chrono::steady_clock::now();
   int status = 0;
   while (true) {
@@ -115,7 +109,7 @@ Limited run_limited(const std::vector<std::string>& args, const std::vector<std:
       throw Error(fmt::format("waiting for {}: {}", args[0], std::strerror(errno)));
     }
     const auto now = std::chrono::steady_clock::now();
-    if (const std::string s = read_small_file(progress); s != step) {
+    if (const std::string s = profiler::first_line(progress); s != step) {
       step = s;
       since = now;
     } else if (std::chrono::duration<double>(now - since).count() > limit_s) {
@@ -240,7 +234,7 @@ int run_check(const CheckOptions& o) {
   const std::string token = fresh_token();
   const Limited run =
       run_limited(args, {"PRISM_CHECK_TOKEN=" + token}, progress_step, o.time_limit_s);
-  const std::string last_step = run.timed_out ? run.step : read_small_file(progress_step);
+  const std::string last_step = run.timed_out ? run.step : profiler::first_line(progress_step);
   // Stopped while timing: every case had passed and the checker wrote a provisional verdict
   // (correct, speed not graded) before it started; that stands.
   const bool stopped_timing = run.timed_out && last_step.rfind("timing", 0) == 0;

@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -13,15 +12,10 @@
 
 #include <fmt/format.h>
 
+#include "profiler/first_line.h"
+
 namespace prism::profiler {
 namespace {
-
-std::string read_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  if (!f || !std::getline(f, s)) return "";
-  return s;
-}
 
 // pid -> (command name, CPU ticks so far) for every process but this one.
 std::map<int, std::pair<std::string, int64_t>> process_ticks() {
@@ -33,7 +27,7 @@ std::map<int, std::pair<std::string, int64_t>> process_ticks() {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0 || pid == self) continue;
-    const std::string stat = read_line(fmt::format("/proc/{}/stat", pid));
+    const std::string stat = first_line(fmt::format("/proc/{}/stat", pid));
     // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split at the last ')'.
     const size_t open = stat.find('('), close = stat.rfind(')');
     if (open == std::string::npos || close == std::string::npos || close < open) continue;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "profiler/build_info.h"
+#include "profiler/first_line.h"
 #include "profiler/machine.h"
 
 namespace prism::profiler {
@@ -70,10 +71,7 @@ int64_t parse_size(const std::string& text) {
 }
 
 std::string read_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return trim(line);
+  return trim(first_line(path));
 }
 
 // The kernel's cache description for CPU 0. Preferred over sysconf(_SC_LEVEL3_CACHE_SIZE),
