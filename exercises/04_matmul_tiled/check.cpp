@@ -12,6 +12,12 @@ using kernels::MatmulArgs;
 const char* const kTile2 =
     "keep a tile of C (e.g. 8 x 32) in registers across the whole k loop: each loaded value of "
     "B then feeds 8 FMAs, and C is loaded and stored once per tile instead of once per k.";
+// For a tier missed only where B is transposed.
+const char* const kPackB =
+    "your tile holds where B is row-major and loses where it is transposed (b_cs != 1): its loads "
+    "of B then stride by a whole row. Copy each panel of B into a contiguous buffer in the order "
+    "the tile reads it before the k loop: the transpose then costs one copy per panel instead of "
+    "a strided load per FMA.";
 const char* const kTile3 =
     "pack the panels of A and B into contiguous buffers in the order the tile reads them (that "
     "also makes a transposed B cost nothing), and block k so a panel of B stays in L2 "
@@ -30,9 +36,9 @@ Exercise make_exercise() {
       matmul_cases,
       {"128"},
       {"128", "512", "512:nt"},  // in L2; past L2 (3 MB); B transposed
-      {{"beats naive", "naive", 1.0, kLoop1},
-       {"beats cache blocking alone", "blocked", 1.0, kTile2},
-       {"within 2x of the best built-in", "best", 2.0, kTile3}},
+      {{"beats naive", "naive", 1.0, kLoop1, {{{"512:nt"}, kTransposedB}}},
+       {"beats cache blocking alone", "blocked", 1.0, kTile2, {{{"512:nt"}, kPackB}}},
+       {"within 2x of the best built-in", "best", 2.0, kTile3, {{{"512:nt"}, kPackB}}}},
       {},
       {},
   };

@@ -187,10 +187,8 @@ std::vector<StepCase> step_cases() {
        "where g = 0 at the first step, m = v = 0 and the step is 0 / (0 + eps) = 0: eps keeps "
        "the division finite. Divide by (sqrt(v_hat) + eps), never multiply by 1 / sqrt(v_hat)."},
       {"[4099] AdamW: weight decay 0.1, lr 0.01", 4099, hyper(1e-2, 0.1, true, 5), false, 1, 0,
-       "AdamW (decoupled true) shrinks the weight itself, p = p (1 - lr wd), and the gradient "
-       "enters m and v as it is. Adding wd p to the gradient is Adam's L2 penalty (decoupled "
-       "false): it goes through m and v and is then divided by sqrt(v_hat), which is the "
-       "difference Loshchilov and Hutter made AdamW for."},
+       "AdamW (decoupled true) shrinks the weight itself, p = p (1 - lr wd), before the step, "
+       "and the gradient enters m and v as it is."},
       {"[4099] Adam with L2: weight decay 0.1, decoupled false", 4099, hyper(1e-2, 0.1, false, 5),
        false, 1, 0,
        "decoupled false is Adam with an L2 penalty: g = grad + wd p goes into m and v, and the "
@@ -204,6 +202,113 @@ std::vector<StepCase> step_cases() {
       {"[1000003] AdamW, step 3", 1000003, hyper(1e-3, 0.01, true, 3), false, 1, 0,
        "a large tensor: check the loop runs over all a.numel elements."},
   };
+}
+
+// ---- the usual mistakes ------------------------------------------------------------------------
+
+// A hint names a cause only when the kernel's output shows it: for a failed case, the step is
+// computed here in float64 the right way and with each usual mistake, on the same inputs, and a
+// mistake is named when the kernel's param, m and v match its step (within kMatchTolerance) and
+// not the right one. Otherwise the checker reports what differs and where, and names no cause.
+enum class Mistake {
+  none,
+  l2_for_adamw,          // decoupled asked: wd p added to the gradient instead
+  decoupled_for_l2,      // L2 asked: the weight shrunk instead
+  decay_after_step,      // decoupled: p (1 - lr wd) applied to the stepped weight
+  no_decay,              // weight_decay ignored
+  no_bias_correction,    // m and v used as they are
+  eps_inside_sqrt,       // sqrt(v_hat + eps)
+  moments_after_step,    // the step uses m and v from before this gradient
+};
+
+struct MistakeText {
+  Mistake mistake;
+  const char* what;  // what the kernel's step matches
+  const char* fix;
+};
+
+constexpr MistakeText kMistakes[] = {
+    {Mistake::l2_for_adamw, "Adam with an L2 penalty: wd p added to the gradient",
+     "with decoupled true (AdamW) shrink the weight itself, p = p (1 - lr wd), before the step, "
+     "and let the gradient enter m and v as it is. The L2 penalty's gradient goes through m and "
+     "v and is then divided by sqrt(v_hat): the difference Loshchilov and Hutter made AdamW for."},
+    {Mistake::decoupled_for_l2, "AdamW's decoupled decay where decoupled is false",
+     "decoupled false is Adam with an L2 penalty: g = grad + wd p goes into m and v, and the "
+     "weight is not shrunk separately."},
+    {Mistake::decay_after_step, "the decay applied to the weight after the Adam step",
+     "shrink the weight before the step, p = p (1 - lr wd), then subtract the step: the decay "
+     "multiplies the old weight, not the updated one (kernels/args.h, AdamArgs)."},
+    {Mistake::no_decay, "no weight decay at all", "apply a.weight_decay: with decoupled true, "
+     "p = p (1 - lr wd) before the step; with decoupled false, g = grad + wd p."},
+    {Mistake::no_bias_correction, "m and v without their bias corrections",
+     "the step is lr m_hat / (sqrt(v_hat) + eps) with m_hat = m / bias_correction1 and v_hat = "
+     "v / bias_correction2 (both given in the args)."},
+    {Mistake::eps_inside_sqrt, "eps added inside the square root",
+     "eps is added outside it: sqrt(v_hat) + eps. With gradients near 1e-5, sqrt(v_hat) is near "
+     "1e-5 and sqrt(v_hat + eps) near 1e-4: a step 10 times too small."},
+    {Mistake::moments_after_step, "a step taken with m and v from before this gradient",
+     "update m and v with this step's gradient first, then take the step from the new m and v."},
+};
+
+// One step of the formulas in float64 (kernels/args.h, AdamArgs), made with `mistake`.
+struct ModelStep {
+  std::vector<double> p, m, v;
+};
+
+ModelStep model_step(const StepInputs& in, const AdamHyper& h, Mistake mistake) {
+  ModelStep s{in.p.to_vector<double>(), in.m.to_vector<double>(), in.v.to_vector<double>()};
+  const std::vector<double> g = in.g.to_vector<double>();
+  const double t = static_cast<double>(h.step);
+  const bool corrected = mistake != Mistake::no_bias_correction;
+  const double bc1 = corrected ? 1 - std::pow(h.beta1, t) : 1;
+  const double bc2 = corrected ? 1 - std::pow(h.beta2, t) : 1;
+  const double wd = mistake == Mistake::no_decay ? 0 : h.weight_decay;
+  bool decoupled = h.decoupled;
+  if (mistake == Mistake::l2_for_adamw) decoupled = false;
+  if (mistake == Mistake::decoupled_for_l2) decoupled = true;
+  for (size_t i = 0; i < g.size(); ++i) {
+    double& p = s.p[i];
+    const double gi = decoupled ? g[i] : g[i] + wd * p;
+    const double m_old = s.m[i], v_old = s.v[i];
+    if (decoupled && mistake != Mistake::decay_after_step) p *= 1 - h.lr * wd;
+    s.m[i] = h.beta1 * m_old + (1 - h.beta1) * gi;
+    s.v[i] = h.beta2 * v_old + (1 - h.beta2) * gi * gi;
+    const bool stale = mistake == Mistake::moments_after_step;
+    const double m_hat = (stale ? m_old : s.m[i]) / bc1;
+    const double v_hat = (stale ? v_old : s.v[i]) / bc2;
+    const double denom =
+        mistake == Mistake::eps_inside_sqrt ? std::sqrt(v_hat + h.eps) : std::sqrt(v_hat) + h.eps;
+    p -= h.lr * m_hat / denom;
+    if (decoupled && mistake == Mistake::decay_after_step) p *= 1 - h.lr * wd;
+  }
+  return s;
+}
+
+// compare.h's error of the kernel's step against a model's, the largest over param, m and v.
+double error_against(const StepResult& got, const ModelStep& want) {
+  double worst = 0;
+  const std::pair<const Tensor*, const std::vector<double>*> buffers[] = {
+      {&got.p, &want.p}, {&got.m, &want.m}, {&got.v, &want.v}};
+  for (const auto& [g, w] : buffers) {
+    worst = std::max(worst, compare(*g, from_vector(*w, g->shape()).to(DType::f32)).error);
+  }
+  return worst;
+}
+
+// A float32 step of the right formulas is within a few 1e-7 of the float64 one (the step
+// tolerance is 1e-6), and the subtlest mistake here, the decay after the step, moves this
+// suite's step by 8.6e-6: a mistake is named when its step is within the step tolerance of the
+// kernel's and at least 4 times closer than the right one's.
+constexpr double kMatchTolerance = kStepTolerance;
+
+// The usual mistake the kernel's step matches on this case, or nullptr for none.
+const MistakeText* diagnose(const StepInputs& in, const AdamHyper& h, const StepResult& got) {
+  const double right = error_against(got, model_step(in, h, Mistake::none));
+  for (const MistakeText& m : kMistakes) {
+    const double wrong = error_against(got, model_step(in, h, m.mistake));
+    if (wrong <= kMatchTolerance && 4 * wrong < right) return &m;
+  }
+  return nullptr;
 }
 
 // ---- the trajectory ----------------------------------------------------------------------------
@@ -334,7 +439,18 @@ int check(const Exercise& ex, const kernels::KernelEntry& user, const Options& o
                  s.buffer, s.cmp.worst, s.cmp.got, s.cmp.want);
       hint = fmt::format("The step differs from the '{}' variant's by {} (tolerance {}).",
                          kYardstick, error_text(s.cmp.error), error_text(kStepTolerance));
-      if (!c.hint.empty()) hint += "\nThis case: " + c.hint;
+      if (const MistakeText* m = diagnose(in, c.h, got)) {
+        hint += fmt::format("\nYour step matches {} (within {} on param, m and v): {}", m->what,
+                            error_text(kMatchTolerance), m->fix);
+      } else {
+        hint += fmt::format(
+            " It matches none of the usual mistakes the checker computes (L2 for AdamW, the "
+            "decay after the step, no bias correction, eps inside the root, a step from the old "
+            "m and v): compare your loop with the formulas in README.md, line by line, at "
+            "{}[{}].",
+            s.buffer, s.cmp.worst);
+        if (!c.hint.empty()) hint += "\nWhat this case checks: " + c.hint;
+      }
     }
     if (first_hint.empty()) first_hint = "hint (" + c.label + "): " + hint;
   }

@@ -256,6 +256,17 @@ const char* const kTier1Hint =
     "pairs as one parallel loop that stores each chunk's sum in its own slot, then add each "
     "row's slots in order. Leave the thread count to OpenMP (no num_threads(2)): the checker "
     "times your kernel at one thread with omp_set_num_threads(1).";
+// Tier 1 missed only where the rows are fewer than the threads, or only where they are many.
+const char* const kTier1FewRows =
+    "your kernel speeds up with many rows but not on one or three long rows: a parallel for over "
+    "the rows leaves threads idle (or splits three rows 2:1). Cut each row into chunks of a fixed "
+    "length, run the (row, chunk) pairs as one parallel loop that stores each chunk's sum in its "
+    "own slot, then add each row's slots in order.";
+const char* const kTier1ManyRows =
+    "your kernel speeds up on the long rows but not with many short ones. The usual cause: a "
+    "parallel loop over the chunks of each row in turn, which starts a parallel region per row "
+    "(microseconds each). Put "
+    "the parallel loop over the rows, or over all (row, chunk) pairs at once.";
 const char* const kTier2Hint =
     "each thread's loop is one chain of dependent adds, one add per add latency. Keep 16 or 32 "
     "partial sums in double inside each chunk (element i to sum i mod 32) and fold them at the "
@@ -283,7 +294,9 @@ Exercise kernel_exercise(int threads) {
   ex.timing_sizes = {"4096x4096", "1x16777216", "3x5592405"};
   const std::string n = std::to_string(threads);
   ex.tiers = {
-      {"faster with " + n + " threads than with 1", kOneThread, 0.8, kTier1Hint},
+      {"faster with " + n + " threads than with 1", kOneThread, 0.8, kTier1Hint,
+       {{{"1x16777216", "3x5592405", "1x262144"}, kTier1FewRows},
+        {{"4096x4096", "256x1024"}, kTier1ManyRows}}},
       {"within 1.25x of the best built-in at " + n + " threads", "optimized", 1.25, kTier2Hint},
   };
   ex.more_checks = same_bits;

@@ -294,8 +294,11 @@ int time_and_grade(const std::string& user, const Options& o, std::string& next_
   }
   fmt::print("{}", lab::format_lab(r));
   const std::vector<Tier> tiers = gpu_tiers();
-  const Grade g = grade_kernel(tiers, r, user, o.seed);
-  fmt::print("\n{}", format_grade(tiers, g, lo.repetitions));
+  const SamplingLimits limits = sampling_limits(o, lo.repetitions);
+  fmt::print("\n");
+  const Grade g = grade_until_decided(tiers, r, user, lo, limits, o.seed,
+                                      [](const std::string& line) { fmt::print("{}\n", line); });
+  fmt::print("{}", format_grade(tiers, g));
   next_tier = g.reached >= g.of ? ""
               : !g.note.empty() ? "not graded"
               : g.inconclusive  ? "inconclusive"

@@ -304,6 +304,10 @@ bool busy_for(const profiler::BusyProcesses& busy, int threads) {
   return busy.cpus >= 0.2 && busy.cpus > cpus - threads - 0.5;
 }
 
+SamplingLimits sampling_limits(const Options& o, int repetitions) {
+  return {repetitions, std::max(o.quick ? 9 : 100, repetitions), o.quick ? 10.0 : 90.0};
+}
+
 int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const Options& o,
                    std::string& next_tier) {
   if (!o.grade_busy) {
@@ -361,7 +365,7 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
   // Fewer samples than the lab calls stable (--quick): say so once instead of on every row.
   const bool few = lo.repetitions < static_cast<int>(profiler::stats::kMinStableSamples);
   if (few) fmt::print("  (too few samples for stable figures: run without --quick to compare)\n");
-  const lab::LabResult r = lab::run_lab(lo);
+  lab::LabResult r = lab::run_lab(lo);
   size_t width = 7;  // "variant"
   for (const std::string& v : lo.variants) width = std::max(width, v.size());
   for (const std::string& size : lo.sizes) {
@@ -395,8 +399,11 @@ int time_and_grade(const Exercise& ex, const kernels::KernelEntry& user, const O
     }
   }
   if (ex.tiers.empty()) return 0;
-  const Grade g = grade_kernel(ex.tiers, r, user.name, o.seed);
-  fmt::print("\n{}", format_grade(ex.tiers, g, lo.repetitions));
+  const SamplingLimits limits = sampling_limits(o, lo.repetitions);
+  fmt::print("\n");
+  const Grade g = grade_until_decided(ex.tiers, r, user.name, lo, limits, o.seed,
+                                      [](const std::string& line) { fmt::print("{}\n", line); });
+  fmt::print("{}", format_grade(ex.tiers, g));
   // A grade stopped by a note (your kernel failed the lab's validation, or no yardstick could be
   // timed) judged nothing: not graded, never missed.
   next_tier = g.reached >= g.of ? ""

@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
 
 #include "profiler/statistics.h"
 
@@ -38,29 +41,53 @@ std::vector<std::string> sizes_of(const lab::LabResult& r) {
   return sizes;
 }
 
-const char* result_word(TierResult t) {
+std::string result_word(TierResult t) {
   switch (t) {
     case TierResult::reached:
       return "reached";
     case TierResult::missed:
       return "missed";
+    case TierResult::at_bound:
+      return fmt::format("missed: within {:.0f}% of the bound, not a clear win", kTierMargin * 100);
     case TierResult::inconclusive:
       return "inconclusive";
   }
   return "";
 }
 
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
+  }
+  return out;
+}
+
+// How many samples of yours would narrow the widest undecided interval of `checks` to the
+// margin around `bound` (2 m b wide), its width shrinking as 1/sqrt(n); 0 when none is undecided.
+int samples_to_decide(const std::vector<TierCheck>& checks, double bound) {
+  double need = 0;
+  for (const TierCheck& c : checks) {
+    if (c.result != TierResult::inconclusive || c.samples <= 0) continue;
+    const double ratio = (c.high - c.low) / (2 * kTierMargin * bound);
+    need = std::max(need, c.samples * ratio * ratio);
+  }
+  return static_cast<int>(std::ceil(need / 10) * 10);
+}
+
 }  // namespace
 
-TierResult judge(double low, double high, double bound) {
+TierResult judge(double low, double high, double bound, double margin) {
   if (high < bound) return TierResult::reached;
   if (low > bound) return TierResult::missed;
+  if (low >= bound * (1 - margin) && high <= bound * (1 + margin)) return TierResult::at_bound;
   return TierResult::inconclusive;
 }
 
 Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, const std::string& user,
                    uint64_t seed) {
   Grade g;
+  g.op = r.op;
   g.of = static_cast<int>(tiers.size());
   const std::vector<std::string> sizes = sizes_of(r);
   for (const Tier& tier : tiers) {
@@ -98,6 +125,7 @@ Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, cons
       c.size = size;
       c.yardstick = yard->variant;
       c.ratio = mine->median_ns / yard->median_ns;
+      c.samples = static_cast<int>(mine->samples_ns.size());
       if (yard == mine) {
         c.low = c.high = 1;
       } else {
@@ -107,7 +135,7 @@ Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, cons
         c.high = ci.high;
       }
       c.result = judge(c.low, c.high, tier.bound);
-      missed = missed || c.result == TierResult::missed;
+      missed = missed || c.missed();
       unsure = unsure || c.result == TierResult::inconclusive;
       checks.push_back(c);
     }
@@ -129,7 +157,26 @@ Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, cons
   return g;
 }
 
-std::string format_grade(const std::vector<Tier>& tiers, const Grade& g, int runs) {
+std::string hint_for(const Tier& tier, const std::vector<TierCheck>& checks) {
+  std::vector<std::string> missed;
+  size_t judged = 0;
+  for (const TierCheck& c : checks) {
+    if (c.skipped) continue;
+    ++judged;
+    if (c.missed()) missed.push_back(c.size);
+  }
+  if (missed.empty()) return "";
+  if (missed.size() == judged) return tier.hint;
+  for (const SizeHint& h : tier.at) {
+    const bool covers = std::all_of(missed.begin(), missed.end(), [&](const std::string& s) {
+      return std::find(h.sizes.begin(), h.sizes.end(), s) != h.sizes.end();
+    });
+    if (covers) return h.hint;
+  }
+  return "";
+}
+
+std::string format_grade(const std::vector<Tier>& tiers, const Grade& g) {
   std::string out = fmt::format("performance: tier {} of {}", g.reached, g.of);
   if (g.reached > 0) out += fmt::format(" ({})", tiers[g.reached - 1].name);
   if (g.reached == 0) out += " (correct)";
@@ -158,22 +205,100 @@ std::string format_grade(const std::vector<Tier>& tiers, const Grade& g, int run
   if (!g.note.empty()) {
     out += "  " + g.note + "\n";
   } else if (g.inconclusive) {
-    // More samples narrow the interval as 1/sqrt(n); past 100 the noise of the machine, not the
-    // count, is what keeps it across the bound.
-    const int more = runs < 30 ? 30 : runs < 100 ? 100 : 0;
-    out += more > 0 ? fmt::format(
-                          "  the interval straddles tier {}'s bound with {} samples: run again "
-                          "with --runs {} to narrow it\n",
-                          g.reached + 1, runs, more)
-                    : fmt::format(
-                          "  the interval straddles tier {}'s bound even with {} samples: the "
-                          "two are within this machine's noise of each other; run again when "
-                          "it is quieter, or take the tier as not shown\n",
-                          g.reached + 1, runs);
+    const std::vector<TierCheck>& checks = g.checks[g.reached];
+    const double bound = tiers[g.reached].bound;
+    int samples = INT_MAX;
+    for (const TierCheck& c : checks) {
+      if (c.result == TierResult::inconclusive) samples = std::min(samples, c.samples);
+    }
+    // The width of an interval shrinks as 1/sqrt(n): the samples that would bring the widest to
+    // the margin, at the noise this run saw. Past about a thousand, the machine is the problem.
+    const int need = samples_to_decide(checks, bound);
+    out += fmt::format(
+        "  with {} samples the interval still straddles tier {}'s bound and is wider than its "
+        "+-{:.0f}% margin: ",
+        samples, g.reached + 1, kTierMargin * 100);
+    out += need <= 1000 ? fmt::format(
+                              "at this run's noise about {} samples would decide it: run again "
+                              "with --runs {} (or when the machine is quieter)\n",
+                              need, need)
+                        : fmt::format(
+                              "at this run's noise it would take about {} samples; this machine "
+                              "is too noisy to decide it: run again when it is quieter, or take "
+                              "the tier as not shown\n",
+                              need);
   } else if (g.reached < g.of) {
-    out += fmt::format("  next: {}\n", tiers[g.reached].hint);
+    const Tier& tier = tiers[g.reached];
+    const std::vector<TierCheck>& checks = g.checks[g.reached];
+    const std::string hint = hint_for(tier, checks);
+    if (!hint.empty()) {
+      out += fmt::format("  next: {}\n", hint);
+    } else {
+      // No hint fits: say where it was missed and where reached, which is the evidence.
+      std::vector<std::string> missed, reached;
+      for (const TierCheck& c : checks) {
+        if (c.skipped) continue;
+        (c.missed() ? missed : reached).push_back(c.size);
+      }
+      out += fmt::format(
+          "  next: tier {} was missed at {} and reached at {}: what differs between those sizes "
+          "(the working set, the layout) is where your kernel loses; prism lab {} --sizes {} "
+          "times it beside the built-ins there\n",
+          g.reached + 1, joined(missed), joined(reached), g.op.empty() ? "OP" : g.op,
+          missed.front());
+    }
   }
   return out;
+}
+
+Grade grade_until_decided(const std::vector<Tier>& tiers, lab::LabResult& r,
+                          const std::string& user, const lab::LabOptions& lo,
+                          const SamplingLimits& limits, uint64_t seed,
+                          const std::function<void(const std::string&)>& say,
+                          const LabRunner& time) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point start = clock::now();
+  Grade g = grade_kernel(tiers, r, user, seed);
+  while (g.inconclusive && g.note.empty()) {
+    // The sizes where the undecided tier straddled, and the yardsticks it met there.
+    std::vector<std::string> sizes, variants = {user};
+    int fewest = INT_MAX;
+    for (const TierCheck& c : g.checks[g.reached]) {
+      if (c.result != TierResult::inconclusive) continue;
+      sizes.push_back(c.size);
+      if (std::find(variants.begin(), variants.end(), c.yardstick) == variants.end()) {
+        variants.push_back(c.yardstick);
+      }
+      fewest = std::min(fewest, c.samples);
+    }
+    if (fewest >= limits.cap) break;
+    const double spent = std::chrono::duration<double>(clock::now() - start).count();
+    if (spent >= limits.budget_s) {
+      say(fmt::format("  (sampling again stopped: {:.0f} s spent, the budget is {:.0f} s)", spent,
+                      limits.budget_s));
+      break;
+    }
+    lab::LabOptions more = lo;
+    more.sizes = sizes;
+    more.variants = variants;
+    more.repetitions = std::min(limits.step, limits.cap - fewest);
+    std::string others;
+    for (size_t i = 1; i < variants.size(); ++i) others += (i > 1 ? ", " : "") + variants[i];
+    say(fmt::format(
+        "  tier {} undecided at {}: {} more interleaved samples of yours and {} ({} so far)",
+        g.reached + 1, joined(sizes), more.repetitions, others, fewest));
+    const lab::LabResult extra = time(more);
+    lab::pool_samples(r, extra, seed);
+    const Grade again = grade_kernel(tiers, r, user, seed);
+    // No sample was added (the lab would not time them this round): stop rather than loop.
+    const size_t tier = static_cast<size_t>(g.reached);
+    const bool grew = tier < again.checks.size() &&
+                      std::any_of(again.checks[tier].begin(), again.checks[tier].end(),
+                                  [&](const TierCheck& c) { return c.samples > fewest; });
+    g = again;
+    if (!grew) break;
+  }
+  return g;
 }
 
 }  // namespace prism::exercises

@@ -51,6 +51,12 @@ extern const char* const kMatmulToleranceWhy =
     "float32 sums of k products in another order differ by about 1e-6 of the largest entry; an "
     "indexing mistake is off by O(1)";
 
+extern const char* const kTransposedB =
+    "your kernel holds where B is row-major and loses where B is transposed (b_cs != 1): there "
+    "the i-k-j inner loop walks B down a column, a cache line per element, while naive's i-j-k "
+    "dot product runs along B's rows. When b_cs != 1, switch to the i-j-k order: a dot product "
+    "of a row of A with a row of B^T, both unit stride.";
+
 extern const char* const kLoop1 =
     "order the loops i-k-j: the inner loop then walks a row of B and a row of C with unit "
     "stride, instead of a column of B.";

@@ -22,5 +22,7 @@ extern const char* const kStridesHint;
 std::vector<Case> matmul_cases();
 extern const char* const kMatmulToleranceWhy;
 extern const char* const kLoop1;
+// For a matmul tier missed only where B is transposed (the lab's size "512:nt").
+extern const char* const kTransposedB;
 
 }  // namespace prism::exercises

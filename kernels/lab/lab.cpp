@@ -400,4 +400,31 @@ LabResult run_lab(const LabOptions& opts) {
   return result;
 }
 
+void pool_samples(LabResult& into, const LabResult& more, uint64_t seed) {
+  LabOptions opts;
+  opts.seed = seed;
+  for (const TimingRow& extra : more.rows) {
+    if (!extra.timed) continue;
+    for (TimingRow& row : into.rows) {
+      if (!row.timed || row.size != extra.size || row.variant != extra.variant ||
+          row.threads != extra.threads) {
+        continue;
+      }
+      row.samples_ns.insert(row.samples_ns.end(), extra.samples_ns.begin(),
+                            extra.samples_ns.end());
+      // The peaks at the row's thread count, as run_lab had them.
+      PeakRates peak{into.peak_gflops, into.peak_gbs};
+      for (size_t i = 0; i < into.thread_counts.size() && i < into.peaks.size(); ++i) {
+        if (into.thread_counts[i] == row.threads) peak = into.peaks[i];
+      }
+      summarize_row(opts, peak, row);
+      row.x_naive = row.x_naive_low = row.x_naive_high = 0;
+      row.x_ref = row.x_ref_low = row.x_ref_high = 0;
+      row.faster_than_ref = row.slower_than_ref = false;
+      row.x_threads = row.x_threads_low = row.x_threads_high = 0;
+      break;
+    }
+  }
+}
+
 }  // namespace prism::lab

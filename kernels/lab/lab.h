@@ -149,6 +149,14 @@ struct LabResult {
 // or a CUDA kernel faults.
 LabResult run_lab(const LabOptions& opts);
 
+// Sequential sampling: adds the samples of `more`, a later run_lab of the same op, to the rows of
+// `into` with the same size, variant and thread count (both timed), and summarizes each such row
+// again (median, interval, rates) over all its samples. Pooling is sound when each run
+// interleaved the variants it compares, as run_lab does. The speed-up columns (x naive,
+// x reference, x threads) of a pooled row are cleared to 0, "not computed": they compared
+// samples the row no longer has alone. Rows of `more` with no timed match in `into` are ignored.
+void pool_samples(LabResult& into, const LabResult& more, uint64_t seed);
+
 // The human-readable report and the JSON document (one row per variant, size and thread count).
 std::string format_lab(const LabResult& r);
 std::string lab_json(const LabResult& r);

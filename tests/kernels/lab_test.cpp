@@ -10,6 +10,7 @@
 #include "kernels/opinfo/case_memory.h"
 #include "kernels/opinfo/op_info.h"
 #include "kernels/registry.h"
+#include "profiler/statistics.h"
 #include "tests/test_util.h"
 
 namespace {
@@ -150,6 +151,30 @@ TEST_CASE("lab: correct variants validate and produce timed rows with statistics
        {"variant", "size", "threads", "valid", "median_ns", "ci_low_ns", "ci_high_ns", "gflops"}) {
     CHECK_MESSAGE(doc["rows"][0].contains(key), key);
   }
+}
+
+TEST_CASE("lab: pooling a later run's samples summarizes each row again over all of them") {
+  lab::LabOptions o = quick("naive");
+  o.peak_gflops = 100;
+  lab::LabResult r = lab::run_lab(o);
+  lab::LabOptions more = o;
+  more.variants = {"naive"};  // the reference's row gets nothing
+  more.repetitions = 5;
+  const lab::LabResult extra = lab::run_lab(more);
+  const lab::TimingRow naive_before = r.rows[1];
+  lab::pool_samples(r, extra, 1);
+  REQUIRE(r.rows[1].variant == "naive");
+  CHECK(r.rows[1].samples_ns.size() == 8);
+  CHECK(r.rows[0].samples_ns.size() == 3);
+  std::vector<double> all = naive_before.samples_ns;
+  all.insert(all.end(), extra.rows[0].samples_ns.begin(), extra.rows[0].samples_ns.end());
+  CHECK(r.rows[1].median_ns == doctest::Approx(profiler::stats::median(all)));
+  CHECK(r.rows[1].gflops == doctest::Approx(r.rows[1].flops / r.rows[1].median_ns));
+  CHECK(r.rows[1].pct_peak_flops > 0);
+  // Its speed-ups compared samples it no longer has alone: cleared, not left stale.
+  CHECK(r.rows[1].x_naive == 0);
+  CHECK(r.rows[1].x_ref == 0);
+  CHECK(r.rows[0].x_ref == doctest::Approx(1.0));  // untouched
 }
 
 TEST_CASE("lab: every op the lab knows validates all its built-in variants") {

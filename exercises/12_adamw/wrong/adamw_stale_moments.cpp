@@ -3,7 +3,7 @@
 // The update is computed from the moments as they arrived, and only then are m and v updated:
 // the step is one step behind its gradient, while the bias corrections are this step's. At the
 // first step, from m = v = 0, the parameter does not move at all (0 / (0 + eps)).
-// checker-expects: \[1\] step 1 from m = v = 0 +FAIL
+// checker-expects: \[1\] step 1 from m = v = 0 +FAIL.*matches a step taken with m and v from before this gradient
 #include <cmath>
 #include <cstdint>
 
