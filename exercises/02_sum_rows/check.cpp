@@ -61,7 +61,10 @@ Exercise make_exercise() {
       {"64x1024", "1024x256:t"},
       {"64x1024", "4096x4096", "4096x1024:t"},  // in L2; 64 MB; read through a transpose
       {{"as fast as naive", "naive", 1.10, kSum1},
-       {"within 1.5x of the best built-in", "best", 1.5, kSum2,
+       {"within 1.5x of the best built-in",
+        "best",
+        1.5,
+        kSum2,
         {{{"1024x256:t", "4096x1024:t"}, kSum2Transposed}}}},
       {},
       {},

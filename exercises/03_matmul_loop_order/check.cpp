@@ -24,10 +24,14 @@ Exercise make_exercise() {
       &Guard<MatmulArgs>::arm,
       [](const Case& c) { return matmul(c.inputs[0], c.inputs[1]); },
       matmul_cases,
-      {"128"},
+      {"128", "128:nt"},
       {"128", "512", "512:nt"},  // in L2; past L2 (3 MB); B transposed
-      {{"beats naive", "naive", 1.0, kLoop1, {{{"512:nt"}, kTransposedB}}},
-       {"as fast as prism's i-k-j loop", "reordered", 1.10, kLoop2, {{{"512:nt"}, kTransposedB}}}},
+      {{"beats naive", "naive", 1.0, kLoop1, {{{"512:nt", "128:nt"}, kTransposedB}}},
+       {"as fast as prism's i-k-j loop",
+        "reordered",
+        1.10,
+        kLoop2,
+        {{{"512:nt", "128:nt"}, kTransposedB}}}},
       {},
       {},
   };

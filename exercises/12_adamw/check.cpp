@@ -212,13 +212,13 @@ std::vector<StepCase> step_cases() {
 // not the right one. Otherwise the checker reports what differs and where, and names no cause.
 enum class Mistake {
   none,
-  l2_for_adamw,          // decoupled asked: wd p added to the gradient instead
-  decoupled_for_l2,      // L2 asked: the weight shrunk instead
-  decay_after_step,      // decoupled: p (1 - lr wd) applied to the stepped weight
-  no_decay,              // weight_decay ignored
-  no_bias_correction,    // m and v used as they are
-  eps_inside_sqrt,       // sqrt(v_hat + eps)
-  moments_after_step,    // the step uses m and v from before this gradient
+  l2_for_adamw,        // decoupled asked: wd p added to the gradient instead
+  decoupled_for_l2,    // L2 asked: the weight shrunk instead
+  decay_after_step,    // decoupled: p (1 - lr wd) applied to the stepped weight
+  no_decay,            // weight_decay ignored
+  no_bias_correction,  // m and v used as they are
+  eps_inside_sqrt,     // sqrt(v_hat + eps)
+  moments_after_step,  // the step uses m and v from before this gradient
 };
 
 struct MistakeText {
@@ -238,7 +238,8 @@ constexpr MistakeText kMistakes[] = {
     {Mistake::decay_after_step, "the decay applied to the weight after the Adam step",
      "shrink the weight before the step, p = p (1 - lr wd), then subtract the step: the decay "
      "multiplies the old weight, not the updated one (kernels/args.h, AdamArgs)."},
-    {Mistake::no_decay, "no weight decay at all", "apply a.weight_decay: with decoupled true, "
+    {Mistake::no_decay, "no weight decay at all",
+     "apply a.weight_decay: with decoupled true, "
      "p = p (1 - lr wd) before the step; with decoupled false, g = grad + wd p."},
     {Mistake::no_bias_correction, "m and v without their bias corrections",
      "the step is lr m_hat / (sqrt(v_hat) + eps) with m_hat = m / bias_correction1 and v_hat = "

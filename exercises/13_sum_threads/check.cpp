@@ -294,7 +294,10 @@ Exercise kernel_exercise(int threads) {
   ex.timing_sizes = {"4096x4096", "1x16777216", "3x5592405"};
   const std::string n = std::to_string(threads);
   ex.tiers = {
-      {"faster with " + n + " threads than with 1", kOneThread, 0.8, kTier1Hint,
+      {"faster with " + n + " threads than with 1",
+       kOneThread,
+       0.8,
+       kTier1Hint,
        {{{"1x16777216", "3x5592405", "1x262144"}, kTier1FewRows},
         {{"4096x4096", "256x1024"}, kTier1ManyRows}}},
       {"within 1.25x of the best built-in at " + n + " threads", "optimized", 1.25, kTier2Hint},

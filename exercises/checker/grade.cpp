@@ -234,18 +234,23 @@ std::string format_grade(const std::vector<Tier>& tiers, const Grade& g) {
     if (!hint.empty()) {
       out += fmt::format("  next: {}\n", hint);
     } else {
-      // No hint fits: say where it was missed and where reached, which is the evidence.
-      std::vector<std::string> missed, reached;
+      // No hint fits: say where it was missed, reached and left undecided: the evidence.
+      std::vector<std::string> missed, reached, undecided;
       for (const TierCheck& c : checks) {
         if (c.skipped) continue;
-        (c.missed() ? missed : reached).push_back(c.size);
+        (c.missed()                             ? missed
+         : c.result == TierResult::inconclusive ? undecided
+                                                : reached)
+            .push_back(c.size);
       }
+      std::string where = "missed at " + joined(missed);
+      if (!reached.empty()) where += ", reached at " + joined(reached);
+      if (!undecided.empty()) where += ", undecided at " + joined(undecided);
       out += fmt::format(
-          "  next: tier {} was missed at {} and reached at {}: what differs between those sizes "
-          "(the working set, the layout) is where your kernel loses; prism lab {} --sizes {} "
-          "times it beside the built-ins there\n",
-          g.reached + 1, joined(missed), joined(reached), g.op.empty() ? "OP" : g.op,
-          missed.front());
+          "  next: tier {} was {}: what differs between those sizes (the working set, the layout) "
+          "is where to look; prism lab {} --sizes {} times your kernel beside the built-ins "
+          "there\n",
+          g.reached + 1, where, g.op.empty() ? "OP" : g.op, missed.front());
     }
   }
   return out;

@@ -53,10 +53,10 @@ struct SizeHint {
 };
 
 struct Tier {
-  std::string name;       // "beats naive", "within 1.5x of the best built-in"
-  std::string yardstick;  // a built-in variant's name, or "best": the fastest built-in
-  double bound;           // r = yours / yardstick must stay below this
-  std::string hint;       // what to try when this tier is missed at every size
+  std::string name;               // "beats naive", "within 1.5x of the best built-in"
+  std::string yardstick;          // a built-in variant's name, or "best": the fastest built-in
+  double bound;                   // r = yours / yardstick must stay below this
+  std::string hint;               // what to try when this tier is missed at every size
   std::vector<SizeHint> at = {};  // what to try when it is missed at some sizes only
 };
 

@@ -410,8 +410,7 @@ void pool_samples(LabResult& into, const LabResult& more, uint64_t seed) {
           row.threads != extra.threads) {
         continue;
       }
-      row.samples_ns.insert(row.samples_ns.end(), extra.samples_ns.begin(),
-                            extra.samples_ns.end());
+      row.samples_ns.insert(row.samples_ns.end(), extra.samples_ns.begin(), extra.samples_ns.end());
       // The peaks at the row's thread count, as run_lab had them.
       PeakRates peak{into.peak_gflops, into.peak_gbs};
       for (size_t i = 0; i < into.thread_counts.size() && i < into.peaks.size(); ++i) {
