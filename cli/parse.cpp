@@ -658,7 +658,9 @@ void add_check_options(CLI::App& cmd, CheckOptions& o) {
   cmd.add_option("--seed", o.seed, "other random inputs (default 1)")->check(seed_number());
   cmd.add_option("--threads", o.threads, "OpenMP threads while timing, 1 to 256 (default 1)")
       ->check(whole_number(1, 256));
-  cmd.add_option("--runs", o.runs, "timed samples per variant, 1 to 1000 (default 15)")
+  cmd.add_option("--runs", o.runs,
+                 "timed samples per variant to start with, 1 to 1000 (default 15); an undecided "
+                 "tier is sampled again up to max(100, N)")
       ->check(whole_number(1, 1000));
   cmd.add_flag("--grade-busy", o.grade_busy,
                "grade the speed even when other processes are busy (by default not graded then: "
