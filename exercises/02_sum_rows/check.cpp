@@ -1,4 +1,7 @@
 // Exercise 02's checks: the sum of each row of a strided view.
+#include <limits>
+#include <vector>
+
 #include "exercises/checker/checker.h"
 #include "exercises/checker/shared_cases.h"
 #include "tensor/ops.h"
@@ -7,6 +10,33 @@ namespace prism::exercises {
 namespace {
 
 using kernels::ReduceArgs;
+
+// [rows, cols] of N(0, 1) whose every row holds +3e38 at columns 0 and 64 and -3e38 at column
+// 128: the row's sum, 3e38 plus the small ones, fits in float32 (FLT_MAX = 3.4e38), but a float
+// running sum passes 6e38 on the way, and so does any float partial sum that holds columns 0 and
+// 64 without 128 (lane i mod 8, 16, 32 or 64; a pairwise tree's left half).
+Tensor near_float_max(int64_t rows, int64_t cols) {
+  std::vector<float> v = randn({rows, cols}).to_vector<float>();
+  for (int64_t o = 0; o < rows; ++o) {
+    float* row = v.data() + o * cols;
+    row[0] = row[64] = 3e38f;
+    row[128] = -3e38f;
+  }
+  return from_vector(v, {rows, cols});
+}
+
+// [4, cols] of N(0, 1) with infinities: +inf in row 0, -inf in row 1, none in row 2, +inf twice
+// in row 3. Each row's sum is its infinity (row 2's a number): defined, as long as no row holds
+// both signs (+inf + -inf = NaN, which this case never asks for).
+Tensor with_infinities(int64_t cols) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = randn({4, cols}).to_vector<float>();
+  v[static_cast<size_t>(cols / 3)] = inf;
+  v[static_cast<size_t>(cols + cols - 1)] = -inf;
+  v[static_cast<size_t>(3 * cols)] = inf;
+  v[static_cast<size_t>(3 * cols + cols / 2)] = inf;
+  return from_vector(v, {4, cols});
+}
 
 std::vector<Case> sum_cases() {
   const std::string rows_hint =
@@ -29,7 +59,22 @@ std::vector<Case> sum_cases() {
        {1},
        "a float32 running sum of 100003 values of 0.1 drifts by about 1e-4: once the sum is "
        "large, every 0.1 added to it is rounded to a multiple of the sum's last bit, and here "
-       "the roundings all go the same way. Accumulate in double, or sum pairwise."},
+       "the roundings all go the same way. Accumulate in double (a pairwise sum in float cures the "
+       "drift, not float32's range: see the row of +-3e38)."},
+      // The extremes a row can hold, each with the mistake it catches.
+      {"[3,1001] +3e38, +3e38 and -3e38 in each row (sum 3e38)",
+       {near_float_max(3, 1001)},
+       {1},
+       "each row's sum is about 3e38, which fits in float32 (FLT_MAX = 3.4e38), but 3e38 + 3e38 "
+       "does not: a float32 running sum, float32 lanes or a float32 pairwise tree reach inf on "
+       "the way and stay there (inf - 3e38 = inf). A double holds 6e38 easily (its range reaches "
+       "1e308): accumulate in double."},
+      {"[4,37] +inf and -inf entries",
+       {with_infinities(37)},
+       {1},
+       "a row that holds +inf sums to +inf (-inf to -inf): a plain sum gets this right. A "
+       "compensated (Kahan) sum computes its correction c = (t - s) - y, which is inf - inf = NaN "
+       "once the sum is inf; Kahan buys nothing over a double accumulator anyway."},
   };
 }
 

@@ -1,5 +1,7 @@
 // Exercise 06's checks: conv2d as im2col and a matrix product.
+#include <limits>
 #include <utility>
+#include <vector>
 
 #include "exercises/checker/checker.h"
 #include "exercises/checker/shared_cases.h"
@@ -16,6 +18,19 @@ Case conv_case(std::string label, Dims x, Dims w, bool bias, int stride, int pad
           {randn(x), randn(w), bias ? randn({w[0]}) : Tensor()},
           {stride, padding},
           std::move(hint)};
+}
+
+// x [2, 2, 6, 7] of N(0, 1) with one infinity per image, in a corner: +inf at x[0][0][0][0] and
+// -inf at x[1][1][5][6]. Each output reads that pixel at most once (one filter position), so
+// it is +-inf (times a weight, plus numbers) where its window covers the corner and a number
+// elsewhere: never inf - inf. With padding 1 the windows that cover a corner also hang over
+// the padding beside it.
+Tensor corner_infinities() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = randn({2, 2, 6, 7}).to_vector<float>();
+  v.front() = inf;
+  v.back() = -inf;
+  return from_vector(v, {2, 2, 6, 7});
 }
 
 std::vector<Case> conv_cases() {
@@ -39,6 +54,13 @@ std::vector<Case> conv_cases() {
       conv_case("x [2,4,6,6] w [3,4,1,1] (1x1)", {2, 4, 6, 6}, {3, 4, 1, 1}, true, 1, 0, ""),
       conv_case("x [1,1,5,5] w [1,1,5,5] padding 2", {1, 1, 5, 5}, {1, 1, 5, 5}, true, 1, 2,
                 pad_hint),
+      // An extreme every convolution must pass through unchanged.
+      {"x [2,2,6,7] with +inf and -inf in corners, w [3,2,3,3] padding 1",
+       {corner_infinities(), randn({3, 2, 3, 3}), randn({3})},
+       {1, 1},
+       "an output whose window covers the infinite pixel is +-inf (a weight times inf, plus "
+       "numbers), every other output a number. The padding beside a corner must add nothing: "
+       "write 0 there, not a pixel read from inside the image times 0 (0 * inf = NaN)."},
       conv_case("x [8,16,13,13] w [32,16,3,3]", {8, 16, 13, 13}, {32, 16, 3, 3}, true, 1, 0, ""),
   };
 }

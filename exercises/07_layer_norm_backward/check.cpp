@@ -13,6 +13,7 @@
 // so a mismatch "at [r, j]" names the gradient and the column.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -94,6 +95,17 @@ std::vector<Part> gradient_parts(const Case& c) {
   return parts;
 }
 
+// [rows, cols], every row one value, a multiple of 1/4 in [-8, 8] (exact in float32, and so is
+// its mean: the forward's mean is the value itself and its variance 0).
+Tensor constant_rows(int64_t rows, int64_t cols) {
+  std::vector<float> v(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float c = std::round(default_generator().uniform() * 64.0 - 32.0) / 4.0f;
+    std::fill(v.begin() + r * cols, v.begin() + (r + 1) * cols, c);
+  }
+  return from_vector(v, {rows, cols});
+}
+
 std::vector<Case> cases() {
   return {
       ln_case(
@@ -132,6 +144,12 @@ std::vector<Case> cases() {
               "numbers near 10000, each rounded to a step of 1e-3, and keeps those roundings "
               "instead of the small difference (so would a variance recomputed as E[x^2] - "
               "E[x]^2)."),
+      // The extreme of a row: no spread at all.
+      ln_case("[6,48] every row constant: variance 0, rstd = 1/sqrt(eps) = 316",
+              constant_rows(6, 48), true, true, true,
+              "a constant row has x - mean = 0 exactly, so xhat = 0 and rstd = 1/sqrt(0 + eps), "
+              "about 316: dx = rstd (gw - mean(gw)) is large but finite. Use the saved rstd: "
+              "one recomputed without eps, 1/sqrt(var), is 1/0 = inf, and inf * 0 = NaN."),
       ln_case("[16411,5] long columns, g near 1", randn({16411, 5}), weight(5), randn({5}),
               randn({16411, 5}) + 1.0, true,
               "dweight and dbias sum 16411 rows, and with g near 1 the sums of g grow to about "

@@ -43,10 +43,11 @@ Case dense(std::string label, int64_t rows, int64_t in, int64_t out, bool with_b
           std::move(hint)};
 }
 
-// b[c] from -6 to 6 over the outputs, x small: z runs over GELU's whole curved part.
-Tensor ramp(int64_t out) {
+// b[c] from -r to r over the outputs, x small: z runs over [-r, r] (GELU's whole curved part
+// for r = 6; its flat and straight parts too for larger r).
+Tensor ramp(int64_t out, float r = 6.0f) {
   std::vector<float> v(static_cast<size_t>(out));
-  for (int64_t c = 0; c < out; ++c) v[static_cast<size_t>(c)] = -6.0f + 12.0f * c / (out - 1);
+  for (int64_t c = 0; c < out; ++c) v[static_cast<size_t>(c)] = -r + 2.0f * r * c / (out - 1);
   return from_vector(v, {out});
 }
 
@@ -118,6 +119,15 @@ std::vector<Case> linear_gelu_cases() {
        "0.5 v (1 + erf(v / sqrt 2)), differs from it by up to 4.7e-4 (at |v| = 2.7), well past "
        "the tolerance. Use the tanh form."},
       dense("x [31,520] W [33,520] (long in)", 31, 520, 33, true, false, ""),
+      // The extremes of the pre-activation, with the mistake they catch.
+      {"x [8,64] W [400,64], bias from -100 to 100 (GELU's flat and straight parts)",
+       {randn({8, 64}) * 0.1, weight(400, 64), ramp(400, 100.0f)},
+       {0},
+       "past |v| = 10 GELU is 0 on the left and v on the right, and u = sqrt(2/pi) (v + 0.044715 "
+       "v^3) reaches 3.6e4 at v = 100: exp(2u) overflows float32 to inf once u > 44 (v > 10), "
+       "and a tanh u written as (e - 1) / (e + 1) is then inf / inf = NaN. Use a form that "
+       "goes to its limit when the exp is inf or 0: 0.5 (1 + tanh u) = 1 / (1 + exp(-2u)), or "
+       "tanh u = 1 - 2 / (exp(2u) + 1)."},
   };
 }
 

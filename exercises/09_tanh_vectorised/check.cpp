@@ -15,6 +15,7 @@
 // (README.md); NaN or infinity for a finite input counts as infinite.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -25,6 +26,7 @@
 
 #include "exercises/checker/checker.h"
 #include "tensor/ops.h"
+#include "tensor/random.h"
 
 namespace prism::exercises {
 namespace {
@@ -47,6 +49,26 @@ const char* const kRangeHint =
     "0: the series diverges for |x| > pi/2, and even inside that a few terms are far off at "
     "|x| ~ 1. Reduce the range: near 0 a polynomial in x^2 times x, elsewhere "
     "tanh |x| = 1 - 2 / (exp(2|x|) + 1) with the sign put back.";
+
+// n values (n >= 14) at tanh's edges: +-inf, +-FLT_MAX, +-1e30, +-100, +-44.5 (exp(89)
+// overflows float32), the smallest and the largest denormal, then |N(0, 1)| (at most 3) times
+// 10^k for k drawn from -40 to 38, with a random sign: from denormals to 3e38. tanh is +-1 or x
+// on all of them but a few, and defined on every one.
+Tensor extremes(int64_t n) {
+  std::vector<float> v;
+  for (float x : {std::numeric_limits<float>::infinity(), FLT_MAX, 1e30f, 100.0f, 44.5f,
+                  FLT_TRUE_MIN, FLT_MIN - FLT_TRUE_MIN}) {
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  Generator& g = default_generator();
+  while (static_cast<int64_t>(v.size()) < n) {
+    const int k = -40 + std::min(78, static_cast<int>(g.uniform() * 79));
+    const double x = std::min(3.0, std::fabs(g.normal())) * std::pow(10.0, k);
+    v.push_back(static_cast<float>(g.uniform() < 0.5 ? -x : x));
+  }
+  return from_vector(v, {n});
+}
 
 // Every view is cut from a tensor made (and scaled) first: scaling a view would make a fresh
 // contiguous tensor, and the kernel would never see the strides.
@@ -72,6 +94,32 @@ std::vector<Case> tanh_cases() {
        "for x above about 44, exp(2x) overflows float32 to inf, and (e - 1) / (e + 1) is "
        "inf / inf = NaN, while tanh x is 1. Use a form that goes to 1 when e is inf, "
        "1 - 2 / (e + 1), or saturate: tanh x rounds to +-1 in float32 for |x| > 9.01."},
+      // The extremes, contiguous and through a view, and the empty tensor.
+      {"[72] +-inf, +-FLT_MAX, denormals and 1e-40 to 1e38",
+       {extremes(72)},
+       {},
+       "tanh(+-inf) = +-1, tanh x rounds to +-1 for |x| > 9.01 and is x for |x| < 2^-12. For "
+       "x > 44, exp(2x) is inf: 1 - 2 / (e + 1) gives 1, (e - 1) / (e + 1) gives inf / inf = "
+       "NaN. At x = +-inf a range reduction, x - n ln 2, is inf - inf = NaN: clamp |x| first "
+       "(above 9.01 the result is +-1 anyway)."},
+      {"[8,9] transposed view of +-inf, +-FLT_MAX, denormals and 1e-40 to 1e38",
+       {extremes(72).reshape({9, 8}).t()},
+       {},
+       "the same extremes through a view: the path that walks a strided layout must compute "
+       "the same tanh as the contiguous one, which the checks after the cases (on contiguous "
+       "inputs only) cannot see. Copy the walk into out and run the one vectorised formula "
+       "over it in place."},
+      {"[0] empty (numel 0)",
+       {randn({0})},
+       {},
+       "an empty tensor: numel is 0, and x and out have no elements. Test every loop's bound "
+       "before its first step: a do/while, or a vector block of 16 taken whole, reads x and "
+       "writes out where neither has an element."},
+      {"[5,0] empty transposed view (inner dim 0)",
+       {randn({0, 5}).t()},
+       {},
+       "the layout is [5, 0]: the last dim has size 0 and numel is 0. Write nothing, and do not "
+       "divide by the last dim's size."},
       {"[1000,1031]", {randn({1000, 1031}) * 2.0}, {}, ""},
   };
 }

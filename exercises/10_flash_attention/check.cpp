@@ -246,6 +246,17 @@ std::vector<Case> attention_cases() {
   // Every score below -1000: q in [-3, -1], k in [1, 3], d = 16, scale 64.
   const Tensor q_neg = integers({1, 1, 150, 16}, -3, -1), k_neg = integers({1, 1, 150, 16}, 1, 3);
   const Tensor v_neg = randn({1, 1, 150, 16});
+  // Every score between -3.6e32 and -4e31: q in [-1.5, -0.5], k in [0.5, 1.5] (real numbers,
+  // so each row's largest score stands apart from the next by some 1e-3 of it, far more than
+  // rounding), d = 16, scale 1e31. Each row's softmax puts all its weight on its top key.
+  const auto uniform = [](const Dims& shape, double lo, double hi) {
+    return make(shape, [&](int64_t) {
+      return static_cast<float>(lo + (hi - lo) * default_generator().uniform());
+    });
+  };
+  const Tensor q_far = uniform({1, 2, 40, 16}, -1.5, -0.5),
+               k_far = uniform({1, 2, 150, 16}, 0.5, 1.5);
+  const Tensor v_far = randn({1, 2, 150, 16});
   const Tensor q37 = randn({1, 2, 37, 3}), k37 = randn({1, 2, 37, 3}), v37 = randn({1, 2, 37, 3});
   const Tensor q13 = randn({2, 3, 13, 5}), k29 = randn({2, 3, 29, 5}), v29 = randn({2, 3, 29, 5});
   const Tensor q300 = randn({1, 2, 300, 64}), k300 = randn({1, 2, 300, 64});
@@ -281,6 +292,19 @@ std::vector<Case> attention_cases() {
            "every key, l stays 0 and out = 0 / 0. The first block's alpha = exp(-inf - m_new) "
            "is then 0, as it should be.",
            false, 64),
+      // The extremes of a row of scores, each with the mistake it catches.
+      attn("[1,2,40,16] q, 150 keys, every score near -1e32 (scale 1e31)", q_far, k_far, v_far,
+           false,
+           "the running max must start below every score a row can hold: at -inf. A large "
+           "negative number in its place (-1e30, -1e9) is above these scores, so it stays the "
+           "max, every exp(S_ij - m) underflows to 0, l = 0 and out = 0 / 0.",
+           false, 1e31),
+      attn(
+          "[1,2,70,8] causal, q = 0: every score 0", zeros({1, 2, 70, 8}), randn({1, 2, 70, 8}),
+          randn({1, 2, 70, 8}), true,
+          "every score is 0, so every visible key has the same weight: out_i is the mean of v_0 .. "
+          "v_i. A score equal to the running max adds exp(0) = 1 like any other: update with "
+          "s >= m or max(), not only when s > m."),
       attn("[1,2,37,3] causal: lse", q37, k37, v37, true, lse_hint, true),
       attn("[2,3,13,5] q, 29 keys: lse", q13, k29, v29, false, lse_hint, true),
       attn("[1,2,300,64] causal: lse", q300, k300, v300, true, lse_hint, true),

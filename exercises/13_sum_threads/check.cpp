@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,33 @@ void register_one_thread() {
 
 // ---- the cases ---------------------------------------------------------------------------------
 
+// [rows, cols] of N(0, 1) whose every row holds +3e38 at columns 0 and 64 and -3e38 at column
+// 128 (exercise 02's case, in long rows): the row's sum, 3e38 plus the small ones, fits in float32
+// (FLT_MAX = 3.4e38), but 3e38 + 3e38 does not, so a float partial sum holding columns 0 and 64
+// (a float running sum, lane i mod 8, 16, 32 or 64, a chunk's float sum) overflows to inf.
+Tensor near_float_max(int64_t rows, int64_t cols) {
+  std::vector<float> v = randn({rows, cols}).to_vector<float>();
+  for (int64_t o = 0; o < rows; ++o) {
+    float* row = v.data() + o * cols;
+    row[0] = row[64] = 3e38f;
+    row[128] = -3e38f;
+  }
+  return from_vector(v, {rows, cols});
+}
+
+// [4, cols] of N(0, 1) with infinities: +inf in row 0, -inf in row 1, none in row 2, +inf twice
+// in row 3 (cols / 2 apart: in two chunks of any chunk length below that). Each row's sum is its
+// infinity (row 2's a number); no row holds both signs (+inf + -inf = NaN).
+Tensor with_infinities(int64_t cols) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = randn({4, cols}).to_vector<float>();
+  v[static_cast<size_t>(cols / 3)] = inf;
+  v[static_cast<size_t>(cols + cols - 1)] = -inf;
+  v[static_cast<size_t>(3 * cols)] = inf;
+  v[static_cast<size_t>(3 * cols + cols / 2)] = inf;
+  return from_vector(v, {4, cols});
+}
+
 std::vector<Case> sum_threads_cases() {
   const std::string strides_hint =
       std::string(kStridesHint) +
@@ -98,11 +126,25 @@ std::vector<Case> sum_threads_cases() {
        {full({3, 100003}, 0.1)},
        {1},
        "a float32 running sum of 100003 values of 0.1 drifts by about 1e-4 (exercise 02): keep "
-       "partial sums in double, or make them short (a chunk's sum in float is fine when the "
-       "chunk is short, pairwise or in several lanes, and the chunk sums are added in double)."},
+       "every partial sum in double (a chunk's float sum, short or in several lanes, cures the "
+       "drift but not float32's range: see the rows of +-3e38)."},
       {"[1,1000003] one long row", {randn({1, 1000003})}, {1}, race_hint},
       {"[3,1000003] three long rows", {randn({3, 1000003})}, {1}, race_hint},
       {"[3,200003] over dim 0 (col_stride 3, long rows)", {randn({200003, 3})}, {0}, strides_hint},
+      // The extremes a row can hold, each with the mistake it catches.
+      {"[2,40009] +3e38, +3e38 and -3e38 in each row (sum 3e38)",
+       {near_float_max(2, 40009)},
+       {1},
+       "each row's sum is about 3e38, which fits in float32 (FLT_MAX = 3.4e38), but 3e38 + 3e38 "
+       "does not: a float32 partial sum (a chunk's float lanes, a float running sum) that holds "
+       "both reaches inf and stays there (inf - 3e38 = inf), even when the chunks are added in "
+       "double. Keep the lanes in double too: a double holds 6e38 easily."},
+      {"[4,50021] +inf and -inf entries (long rows)",
+       {with_infinities(50021)},
+       {1},
+       "a row that holds +inf sums to +inf (-inf to -inf), whichever chunk or thread adds it: "
+       "a plain sum gets this right. A compensated (Kahan) sum's correction c = (t - s) - y is "
+       "inf - inf = NaN once the sum is inf."},
   };
 }
 

@@ -1,8 +1,25 @@
 #include "exercises/checker/shared_cases.h"
 
+#include <limits>
+#include <vector>
+
 #include "tensor/ops.h"
 
 namespace prism::exercises {
+namespace {
+
+// A [m, k] of N(0, 1) with +inf at (1, 3) and -inf at (m - 2, k - 2), for a B of positive
+// entries: row 1 of C is then +inf and row m - 2 is -inf (inf times a positive number, plus
+// numbers), every other row finite. No entry of C meets both infinities, so none is NaN.
+Tensor with_infinities(int64_t m, int64_t k) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = randn({m, k}).to_vector<float>();
+  v[static_cast<size_t>(1 * k + 3)] = inf;
+  v[static_cast<size_t>((m - 2) * k + k - 2)] = -inf;
+  return from_vector(v, {m, k});
+}
+
+}  // namespace
 
 extern const char* const kStridesHint =
     "the input is a view, so its elements are not at x[0], x[1], ...: read each one at the "
@@ -44,6 +61,14 @@ std::vector<Case> matmul_cases() {
       {"[65,129] @ [129,67]", {randn({65, 129}), randn({129, 67})}, {}, edge_hint},
       {"[257,129] @ [129,263]", {randn({257, 129}), randn({129, 263})}, {}, edge_hint},
       {"[31,520] @ [520,33] (long k)", {randn({31, 520}), randn({520, 33})}, {}, edge_hint},
+      // An extreme every matmul must pass through unchanged.
+      {"[6,9] @ [9,7], A with +inf and -inf, B in [0.5, 1.5]",
+       {with_infinities(6, 9), rand({9, 7}, DType::f32, 0.5, 1.5)},
+       {},
+       "inf times a positive number is inf, and inf plus numbers stays inf: rows 1 and 4 of C are "
+       "+inf and -inf, the others numbers. A NaN comes from 0 * inf or inf - inf: a zero you "
+       "multiplied in (a padded element of a panel, an accumulator cleared by multiplying it by "
+       "0) or a formula that subtracts products."},
   };
 }
 

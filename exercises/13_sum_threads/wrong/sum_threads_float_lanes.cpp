@@ -1,0 +1,77 @@
+// Exercise 13, a typical mistake: each chunk summed in float32 lanes, the chunks added in double.
+//
+// The solution's design (fixed chunks, kLanes lanes per chunk, partial sums in slots added in
+// order: the same bits at every thread count) with float lanes, for speed: 16 floats fit in an
+// AVX-512 register where 8 doubles do. A lane sums only 512 elements, so on ordinary data the
+// drift stays small (4e-6 on the rows of 0.1, inside the tolerance), and every small case passes.
+// But a float lane has float32's range: a row holding +3e38, +3e38 and -3e38 sums to 3e38, while
+// the lane that gets both +3e38 (columns 0 and 64) reaches inf and keeps it, and the double sum
+// of the chunks cannot undo that. Double lanes hold any partial sum of float32 inputs.
+// checker-expects: \[2,40009\] \+3e38, \+3e38 and -3e38 in each row \(sum 3e38\) +FAIL +error inf
+#include <algorithm>
+#include <vector>
+
+#include "kernels/args.h"
+#include "kernels/registry.h"
+
+using prism::kernels::ReduceArgs;
+
+namespace {
+
+// 16384 floats = 64 KB per chunk: long enough that a chunk's fold and its partial sum cost
+// nothing next to its adds, short enough that one row of 10^6 has 62 chunks to share out.
+constexpr int64_t kChunk = 16384;
+// 32 independent chains of float adds: two AVX-512 registers of 16.
+constexpr int kLanes = 32;
+
+// The sum of n elements x[0], x[s], x[2s], ... in kLanes lanes and a pairwise fold.
+double chunk_sum(const float* x, int64_t n, int64_t s) {
+  float lane[kLanes] = {};  // the mistake: float lanes (twice as many per vector as double)
+  int64_t i = 0;
+  if (s == 1) {  // the common case, written apart so that the compiler vectorises it
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) lane[k] += x[i + k];
+    }
+  } else {
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int k = 0; k < kLanes; ++k) lane[k] += x[(i + k) * s];
+    }
+  }
+  for (int k = 0; i < n; ++i, ++k) lane[k] += x[i * s];
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int k = 0; k < width; ++k) lane[k] += lane[k + width];
+  }
+  return lane[0];
+}
+
+}  // namespace
+
+void my_sum_threads(const ReduceArgs<float>& a) {
+  const int64_t chunks = std::max<int64_t>(1, (a.cols + kChunk - 1) / kChunk);
+  const int64_t items = a.rows * chunks;
+  // Below ~32K elements a parallel region's start (a few microseconds) costs more than it saves.
+  const bool parallel = a.rows * a.cols >= 32768;
+  if (chunks == 1) {  // each row is one chunk: its sum is the output, no partials needed
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < a.rows; ++o) {
+      a.out[o] = static_cast<float>(chunk_sum(a.x + o * a.row_stride, a.cols, a.col_stride));
+    }
+    return;
+  }
+  std::vector<double> partial(static_cast<size_t>(items));
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t t = 0; t < items; ++t) {
+    const int64_t o = t / chunks, start = (t % chunks) * kChunk;
+    const int64_t n = std::min(kChunk, a.cols - start);
+    partial[static_cast<size_t>(t)] =
+        chunk_sum(a.x + o * a.row_stride + start * a.col_stride, n, a.col_stride);
+  }
+  // Each row's chunks in order: the fixed order that makes the bits independent of the threads.
+  for (int64_t o = 0; o < a.rows; ++o) {
+    double s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[static_cast<size_t>(o * chunks + c)];
+    a.out[o] = static_cast<float>(s);
+  }
+}
+
+PRISM_REGISTER_KERNEL(sum, my_sum_threads);
