@@ -183,14 +183,23 @@ Comparison compare_runs(const RunRecord& a, const RunRecord& b) {
     c.quality.push_back(q);
   }
   if (!a.train_losses.empty() || !b.train_losses.empty()) {
+    // Two training runs of different lengths are compared over the steps both took.
+    const size_t n = std::min(a.train_losses.size(), b.train_losses.size());
+    const std::vector<double> la(a.train_losses.begin(), a.train_losses.begin() + n);
+    const std::vector<double> lb(b.train_losses.begin(), b.train_losses.begin() + n);
+    // A NaN loss (a diverged step) would slip through max's comparisons: not comparable.
+    const auto finite = [](const std::vector<double>& v) {
+      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+    };
     double abs = 0;
-    const double rel = max_relative_difference(a.train_losses, b.train_losses, &abs);
+    const double rel = n == 0 || !finite(la) || !finite(lb)
+                           ? std::nan("")
+                           : max_relative_difference(la, lb, &abs);
     QualityLine q;
-    q.what = fmt::format("loss of the first {} training steps: max |B - A| / max |A|",
-                         a.train_losses.size());
+    q.what = fmt::format("loss of the first {} training steps: max |B - A| / max |A|", n);
     q.a = a.train_losses.empty() ? "-" : fmt::format("last {:.4f}", a.train_losses.back());
     q.b = b.train_losses.empty() ? "-" : fmt::format("last {:.4f}", b.train_losses.back());
-    q.change = std::isnan(rel) ? "not comparable (different step counts)"
+    q.change = std::isnan(rel) ? "not comparable (one side has no losses, or a loss is not finite)"
                                : fmt::format("{:.2e} (absolute {:.2e})", rel, abs);
     q.held = !std::isnan(rel) && rel <= kLossTolerance;
     c.quality.push_back(q);

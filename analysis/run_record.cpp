@@ -342,6 +342,18 @@ RunRecord read_train(const Reader& rd, const json& doc) {
   if (t.contains("test_accuracy") && t["test_accuracy"].is_number()) {
     r.test_accuracy = t["test_accuracy"].get<double>();
   }
+  // Every step's loss (prism train writes them): the quality line of two runs of the same steps.
+  // A diverged step's loss is written as null: NaN here, which the quality line reports.
+  if (t.contains("step_losses")) {
+    const json& losses = t["step_losses"];
+    if (!losses.is_array()) rd.fail("field 'train.step_losses' is not an array");
+    for (const json& x : losses) {
+      if (!x.is_null() && !x.is_number()) {
+        rd.fail("field 'train.step_losses' holds a value that is not a number or null");
+      }
+      r.train_losses.push_back(x.is_null() ? std::nan("") : x.get<double>());
+    }
+  }
   Series s;
   s.label = "train step";
   s.batch = rd.integer(t, "batch", "train.");

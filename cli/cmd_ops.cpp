@@ -36,6 +36,9 @@ std::vector<Line> variant_lines(const kernels::OpKernels& k) {
     l.variant = (&e == chosen ? "* " : "  ") + e.name;
     l.tag = kernels::tag_name(e.tag);
     l.idea = e.idea + (&e == fallback ? "  (default)" : "");
+    // A variant that cannot run as itself here says what runs in its place.
+    const std::string instead = e.runs_instead_note();
+    if (!instead.empty()) l.idea += "  [here: " + instead + "]";
     lines.push_back(std::move(l));
   }
   return lines;

@@ -8,7 +8,8 @@
 #                tensor <- nn <- analysis <- cli
 #   exercises (the learners' kernels, layers and profiler pieces, and their checker) sit on
 #   kernels, kernels/opinfo, kernels/lab (the checker times with the lab), tensor and nn (an
-#   exercise writes an nn::Module). examples/ (a learner's own programs) may use every library
+#   exercise writes an nn::Module), and analysis (exercise 16 is graded with prism compare's
+#   statistics and bottleneck map). examples/ (a learner's own programs) may use every library
 #   but the command line.
 set(_prism_layers
   "profiler:profiler"
@@ -19,7 +20,7 @@ set(_prism_layers
   "nn:profiler,tensor,nn"
   "analysis:profiler,kernels,tensor,nn,analysis"
   "cli:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,cli"
-  "exercises:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,exercises"
+  "exercises:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,exercises"
   "examples:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,examples")
 set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises examples bench tests modules)
 

@@ -49,6 +49,14 @@ struct KernelEntry {
 
   bool meta = false;  // the stand-in for meta tensors: every kernel it hands out does nothing
 
+  // A variant that needs hardware this machine may lack (AMX tiles) hands each call to another
+  // variant where it is absent. Then this says what runs instead and why ("this CPU has no AMX
+  // ...: each call runs 'optimized'"), and "" where the variant runs as itself; nullptr: it
+  // never hands over. The lab and `prism ops` print it, so that a time is never credited to a
+  // variant that did not run.
+  std::string (*runs_instead)() = nullptr;
+  std::string runs_instead_note() const { return runs_instead ? runs_instead() : ""; }
+
   bool has(DType t) const { return meta || fn[static_cast<int>(t)] != nullptr; }
 
   // The typed kernel for element type T; the Args family is checked against registration.

@@ -43,7 +43,9 @@ constexpr const char* kUsage =
     "  --progress F  write the step under way to file F as each starts (prism check names the "
     "step that ran past its time limit)\n"
     "  --grade-busy  grade the speed even when other processes are busy (by default not graded "
-    "then)\n";
+    "then)\n"
+    "  --profile     exercise 16: print your loop's op table and bottleneck map, check nothing\n"
+    "  --record F    exercise 16: write your loop's run to F, a result file for prism compare\n";
 
 std::optional<long> parse_number(const char* text, long low, long high) {
   char* end = nullptr;
@@ -68,6 +70,10 @@ bool parse_options(int argc, char** argv, Options& o) {
       o.result_file = argv[++i];
     } else if (a == "--progress" && i + 1 < argc) {
       o.progress_file = argv[++i];
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--record" && i + 1 < argc) {
+      o.record_file = argv[++i];
     } else if ((a == "--seed" || a == "--threads" || a == "--runs" || a == "--max-seconds") &&
                i + 1 < argc) {
       const long high = a == "--seed"          ? 1L << 62
@@ -532,6 +538,13 @@ int run_checker(const std::string& id, int argc, char** argv) {
   }
   if (!ex) {
     fmt::print(stderr, "checker: no exercise '{}'\n", id);
+    return 2;
+  }
+  if ((o.profile || !o.record_file.empty()) && !ex->runs_a_loop) {
+    fmt::print(stderr,
+               "checker: --profile and --record are for an exercise that runs a loop "
+               "(16_bottleneck_hunt); {} is checked as it is\n",
+               ex->id);
     return 2;
   }
   note_step(o, "starting the checker");

@@ -41,6 +41,11 @@ struct Options {
   // --grade-busy: time and grade even when other processes are busy (by default the tiers are
   // then not graded: the timings would measure the other work too).
   bool grade_busy = false;
+  // --profile: print the profile of the learner's code (the op table, the bottleneck map);
+  // --record FILE: write the learner's run as a result file `prism compare` reads. Only for an
+  // exercise that runs a whole loop (Exercise::runs_a_loop); the others refuse them.
+  bool profile = false;
+  std::string record_file;
   std::string
       result_file;  // --result FILE: the verdict as JSON, for `prism check` / `prism course`
   // --progress FILE: the step under way (a case's label, "timing"), rewritten as each starts, so
@@ -111,6 +116,9 @@ struct Exercise {
   // output, each compared on its own scale (compare.h, compare_parts). Unset: one output. (Last,
   // so that the exercises initialised in order need not name it.)
   std::function<std::vector<Part>(const Case&)> parts = {};
+  // An exercise whose code is a whole loop (16: a training loop): its checker takes --profile
+  // and --record (Options).
+  bool runs_a_loop = false;
 };
 
 // Adds an exercise defined in its own folder (exercises/NN_name/check.cpp, compiled into that

@@ -27,6 +27,7 @@
 // leaves L2.
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -52,18 +53,23 @@ constexpr int64_t kKCP = 256;  // pairs per k block (multiple of 16)
 constexpr int64_t kMC = 128;   // rows of A packed at once (4 slivers)
 constexpr int64_t kNC = 2048;  // columns of B packed at once
 
+// Whether AMX runs here, and if not, why: what the lab and `prism ops` say of this variant.
+enum class Amx { usable, no_cpu_support, os_refused };
+
 #if defined(__x86_64__)
-bool amx_usable() {
-  static const bool yes = [] {
+Amx amx_status() {
+  static const Amx status = [] {
     // CPUID leaf 7: EDX bit 22 is AMX-BF16, bit 24 AMX-TILE (read directly: older compilers'
     // __builtin_cpu_supports does not know the AMX names).
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-    if (!(edx & (1u << 22)) || !(edx & (1u << 24))) return false;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return Amx::no_cpu_support;
+    if (!(edx & (1u << 22)) || !(edx & (1u << 24))) return Amx::no_cpu_support;
+    // Linux hands out the 8 KB of tile state only on request (arch_prctl).
     constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0 ? Amx::usable
+                                                                           : Amx::os_refused;
   }();
-  return yes;
+  return status;
 }
 
 // The tile shapes: tmm0-3 C (16 rows x 64 bytes), tmm4-5 A, tmm6-7 B, all 16 x 64 bytes.
@@ -111,8 +117,8 @@ __attribute__((target("amx-tile,amx-bf16"))) void micro_amx(int64_t nq, const ui
   _tile_stored(3, tile + 16 * kT + 16, 128);
 }
 #else
-bool amx_usable() {
-  return false;
+Amx amx_status() {
+  return Amx::no_cpu_support;
 }
 void load_tile_config() {}
 void release_tiles() {}
@@ -189,6 +195,24 @@ void gemm(const MatmulBf16Args<float>& g, const BFloat16* A, const BFloat16* B, 
   }
 }
 
+bool amx_usable() {
+  return amx_status() == Amx::usable;
+}
+
+// KernelEntry::runs_instead: "" where AMX runs, else what each call runs and why.
+std::string amx_runs_instead() {
+  switch (amx_status()) {
+    case Amx::usable:
+      return "";
+    case Amx::no_cpu_support:
+      return "this CPU has no AMX (CPUID: AMX-TILE and AMX-BF16 absent): each call runs "
+             "'optimized'";
+    case Amx::os_refused:
+      return "the OS refused the AMX tile state (arch_prctl): each call runs 'optimized'";
+  }
+  return "";
+}
+
 void matmul_bf16_amx(const MatmulBf16Args<float>& a0) {
   if (!amx_usable()) return matmul_bf16_optimized_entry(a0);
   MatmulBf16Args<float> a = a0;
@@ -218,7 +242,8 @@ void register_matmul_bf16_amx(Registry& r) {
   op.add<MatmulBf16Args>("amx", VariantTag::optimized,
                          "AMX tiles (tdpbf16ps), 32x32 blocks of C; the optimized variant where "
                          "the CPU or the OS offers no AMX",
-                         &matmul_bf16_amx);
+                         &matmul_bf16_amx)
+      .runs_instead = &amx_runs_instead;
   if (amx_usable()) op.set_default("amx");
 }
 PRISM_CPU_KERNELS(102, register_matmul_bf16_amx);

@@ -107,7 +107,9 @@ inline int threads_for(int64_t chunks, int max_threads = std::numeric_limits<int
 // macs >= first * work_scale(t) and macs >= t * per_thread * work_scale(t); one inside a
 // parallel region.
 inline int threads_for_macs(int64_t macs, int64_t first, int64_t per_thread) {
-  if (omp_in_parallel()) return 1;
+  // work_scale is at least 1: below `first` no count qualifies, and the small ops of a step
+  // (most of its calls) skip the loop.
+  if (macs < first || omp_in_parallel()) return 1;
   int t = omp_get_max_threads();
   for (; t > 1; --t) {
     const int64_t scale = work_scale(t);

@@ -260,6 +260,7 @@ void time_size(const TimingPlan& p, const std::string& s, LabResult& result,
       row.flops = cost.flops;
       row.bytes = cost.bytes;
       row.workspace_bytes = c->workspace_bytes(v);
+      row.runs_instead = v.runs_instead_note();
       int64_t n = 0;
       if (!row.valid) {
         row.note = "not timed: failed validation";

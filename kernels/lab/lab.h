@@ -100,6 +100,10 @@ struct TimingRow {
   bool valid = true;
   bool timed = false;
   std::string note;  // why a variant was not timed
+  // KernelEntry::runs_instead: "" when the variant ran as itself, else what ran in its place on
+  // this machine and why (amx without AMX: "this CPU has no AMX ...: each call runs
+  // 'optimized'"). Printed under the row and written to the JSON.
+  std::string runs_instead;
   int64_t calls_per_sample = 0;
   std::vector<double> samples_ns;  // time per call, one entry per sample
   double median_ns = 0, ci_low_ns = 0, ci_high_ns = 0, err_pct = 0, mad_ns = 0;

@@ -260,6 +260,11 @@ std::string format_lab(const LabResult& r) {
                             ratio_str(row.x_threads, row.x_threads_low, row.x_threads_high))
               : "",
         flags);
+    // A variant that handed its calls to another: the time above is that other's.
+    if (!row.runs_instead.empty()) {
+      out += fmt::format("  {:<14} did not run as itself: {}; the row above times that\n", "",
+                         row.runs_instead);
+    }
   }
   if (multi && !size_rows.empty()) out += efficiency_line(r, size_rows);
   // Why a %roof can pass 100 when it happens: the bytes are the op's minimum, so it is the roof
@@ -358,6 +363,7 @@ std::string lab_json(const LabResult& r) {
     } else {
       j["note"] = row.note;
     }
+    if (!row.runs_instead.empty()) j["runs_instead"] = row.runs_instead;
     rows.push_back(std::move(j));
   }
   json validation = json::array();

@@ -198,3 +198,59 @@ TEST_CASE("gate thresholds parse as fractions or percentages") {
                        prism::Error);
   CHECK_THROWS_AS(parse_fraction("-5%", "--x"), prism::Error);
 }
+
+namespace {
+
+// A `prism train --json` document with the fields a run record needs, and its step losses.
+json train_doc(const std::vector<double>& step_ms, const json& losses) {
+  Fingerprint f;
+  f.threads = 1;
+  f.cpu_model = "test cpu";
+  json ops = json::array();
+  ops.push_back({{"name", "matmul"},
+                 {"phase", "forward"},
+                 {"variant", "optimized"},
+                 {"grad_of", ""},
+                 {"calls", 4},
+                 {"self_ns", 4e6},
+                 {"flops", 4000},
+                 {"macs", 2000},
+                 {"bytes", 8000},
+                 {"allocs", 4},
+                 {"alloc_bytes", 640}});
+  json train = {{"model", "mlp"},
+                {"batch", 64},
+                {"fingerprint", json::parse(fingerprint_to_json(f).dump())},
+                {"step_samples_ms", step_ms},
+                {"profiled_steps", {1, 2}}};
+  if (!losses.is_null()) train["step_losses"] = losses;
+  return json{{"ops", ops}, {"train", train}};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "compare: two training runs' step losses make the quality line, over the steps both took") {
+  const std::vector<double> ms = {5,   5.1, 4.9, 5, 5.2, 4.8, 5, 5.1, 4.9, 5, 5.2,
+                                  4.8, 5,   5,   5, 5,   5,   5, 5,   5,   5, 5};
+  const RunRecord a = record(train_doc(ms, {2.30, 2.10, 1.90}));
+  CHECK(a.train_losses == std::vector<double>{2.30, 2.10, 1.90});
+  const RunRecord longer = record(train_doc(ms, {2.30, 2.10, 1.90, 1.70}));
+  const Comparison same = compare_runs(a, longer);
+  REQUIRE(same.quality.size() == 1);
+  CHECK(same.quality[0].what == "loss of the first 3 training steps: max |B - A| / max |A|");
+  CHECK(same.quality[0].held);
+  const Comparison moved = compare_runs(a, record(train_doc(ms, {2.30, 2.20, 2.10})));
+  CHECK_FALSE(moved.quality[0].held);
+  // A diverged step is written as null: NaN, and the line says it cannot compare.
+  const RunRecord diverged = record(train_doc(ms, {2.30, nullptr, 1.90}));
+  CHECK(std::isnan(diverged.train_losses[1]));
+  const Comparison nan_side = compare_runs(a, diverged);
+  CHECK_FALSE(nan_side.quality[0].held);
+  CHECK(prism::testing::contains(nan_side.quality[0].change, "not comparable"));
+  // Without step_losses (an older file): no loss line, as before.
+  CHECK(record(train_doc(ms, nullptr)).train_losses.empty());
+  CHECK_THROWS_WITH_AS(record(train_doc(ms, {2.3, "x"})),
+                       doctest::Contains("'train.step_losses' holds a value that is not a number"),
+                       prism::Error);
+}

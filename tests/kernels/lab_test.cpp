@@ -153,6 +153,39 @@ TEST_CASE("lab: correct variants validate and produce timed rows with statistics
   }
 }
 
+void matmul_by_naive(const MatmulArgs<float>& a) {  // "hands" every call to the naive loop
+  kernels::registry().at("matmul", Device::cpu).at("naive").get<MatmulArgs, float>()(a);
+}
+std::string hands_to_naive() {
+  return "no such unit here: each call runs 'naive'";
+}
+std::string runs_itself() {
+  return "";
+}
+
+TEST_CASE(
+    "lab: a variant that runs another in its place says so, in the row, the report and JSON") {
+  auto& op = kernels::registry().op("matmul", Device::cpu);
+  op.add<MatmulArgs>("needs_unit", kernels::VariantTag::user, "test", &matmul_by_naive)
+      .runs_instead = &hands_to_naive;
+  op.add<MatmulArgs>("has_unit", kernels::VariantTag::user, "test", &matmul_by_naive).runs_instead =
+      &runs_itself;
+  lab::LabOptions o = quick("needs_unit");
+  o.variants.push_back("has_unit");
+  const lab::LabResult r = lab::run_lab(o);
+  REQUIRE(r.rows.size() == 3);
+  CHECK(r.rows[0].runs_instead.empty());  // reference: no hook
+  CHECK(r.rows[1].runs_instead == "no such unit here: each call runs 'naive'");
+  CHECK(r.rows[2].runs_instead.empty());  // the hook says it runs as itself
+  const std::string text = lab::format_lab(r);
+  CHECK(contains(text,
+                 "did not run as itself: no such unit here: each call runs 'naive'; the row above "
+                 "times that"));
+  const auto doc = nlohmann::json::parse(lab::lab_json(r));
+  CHECK(doc["rows"][1]["runs_instead"] == "no such unit here: each call runs 'naive'");
+  CHECK_FALSE(doc["rows"][2].contains("runs_instead"));
+}
+
 TEST_CASE("lab: pooling a later run's samples summarizes each row again over all of them") {
   lab::LabOptions o = quick("naive");
   o.peak_gflops = 100;
