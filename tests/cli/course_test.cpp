@@ -220,3 +220,33 @@ TEST_CASE("prism check: a timing stopped at the time limit leaves the kernel cor
   CHECK(doc["exercises"]["01_relu"]["result"] == "correct");
   CHECK(doc["exercises"]["01_relu"]["next_tier"] == "not graded");
 }
+
+// Exercise 16's loop as its README teaches it: record the original and the fixed loop,
+// then prism compare the two files: the decision, the ops that moved and the loss line. The
+// exercises without a loop refuse --record and --profile.
+TEST_CASE("exercise 16: --record files that prism compare reads, with the loss line") {
+  TempDir dir;
+  const std::string programs = std::string(PRISM_BINARY_DIR) + "/exercises/exercise_";
+  const RunResult before = run_shell(programs + "bottleneck_hunt --record before.json", dir.path());
+  REQUIRE(before.exited);
+  CHECK_MESSAGE(before.code == 0, (before.out + before.err));
+  CHECK(contains(before.out, "wrote before.json"));
+  CHECK_FALSE(contains(before.out, "result:"));  // measured, not checked: no verdict
+  const RunResult after =
+      run_shell(programs + "bottleneck_hunt_solution --record after.json", dir.path());
+  REQUIRE(after.code == 0);
+  const RunResult c = run_prism("compare before.json after.json --rows 0", dir.path());
+  REQUIRE(c.exited);
+  CHECK_MESSAGE(c.code == 0, (c.out + c.err));
+  CHECK(contains(c.out, "bottleneck_hunt train"));
+  CHECK(contains(c.out, "decision: "));
+  CHECK(contains(c.out, "loss of the first 16 training steps"));
+  CHECK(contains(c.out, "-> held"));
+  // The decode's cast ran once in the fixed loop: 1/16 of a call per step, exactly.
+  CHECK(contains(c.out, "cast"));
+  CHECK(contains(c.out, "calls 2 -> 0.0625"));
+  const RunResult refused = run_shell(programs + "relu_solution --record x.json", dir.path());
+  CHECK(refused.code == 2);
+  CHECK(contains(refused.err, "--profile and --record are for an exercise that runs a loop"));
+  CHECK_FALSE(fs::exists(dir / "x.json"));
+}
