@@ -72,33 +72,6 @@ void register_one_thread() {
 
 // ---- the cases ---------------------------------------------------------------------------------
 
-// [rows, cols] of N(0, 1) whose every row holds +3e38 at columns 0 and 64 and -3e38 at column
-// 128 (exercise 02's case, in long rows): the row's sum, 3e38 plus the small ones, fits in float32
-// (FLT_MAX = 3.4e38), but 3e38 + 3e38 does not, so a float partial sum holding columns 0 and 64
-// (a float running sum, lane i mod 8, 16, 32 or 64, a chunk's float sum) overflows to inf.
-Tensor near_float_max(int64_t rows, int64_t cols) {
-  std::vector<float> v = randn({rows, cols}).to_vector<float>();
-  for (int64_t o = 0; o < rows; ++o) {
-    float* row = v.data() + o * cols;
-    row[0] = row[64] = 3e38f;
-    row[128] = -3e38f;
-  }
-  return from_vector(v, {rows, cols});
-}
-
-// [4, cols] of N(0, 1) with infinities: +inf in row 0, -inf in row 1, none in row 2, +inf twice
-// in row 3 (cols / 2 apart: in two chunks of any chunk length below that). Each row's sum is its
-// infinity (row 2's a number); no row holds both signs (+inf + -inf = NaN).
-Tensor with_infinities(int64_t cols) {
-  const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> v = randn({4, cols}).to_vector<float>();
-  v[static_cast<size_t>(cols / 3)] = inf;
-  v[static_cast<size_t>(cols + cols - 1)] = -inf;
-  v[static_cast<size_t>(3 * cols)] = inf;
-  v[static_cast<size_t>(3 * cols + cols / 2)] = inf;
-  return from_vector(v, {4, cols});
-}
-
 std::vector<Case> sum_threads_cases() {
   const std::string strides_hint =
       std::string(kStridesHint) +

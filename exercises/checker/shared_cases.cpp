@@ -86,4 +86,24 @@ extern const char* const kLoop1 =
     "order the loops i-k-j: the inner loop then walks a row of B and a row of C with unit "
     "stride, instead of a column of B.";
 
+Tensor near_float_max(int64_t rows, int64_t cols) {
+  std::vector<float> v = randn({rows, cols}).to_vector<float>();
+  for (int64_t o = 0; o < rows; ++o) {
+    float* row = v.data() + o * cols;
+    row[0] = row[64] = 3e38f;
+    row[128] = -3e38f;
+  }
+  return from_vector(v, {rows, cols});
+}
+
+Tensor with_infinities(int64_t cols) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = randn({4, cols}).to_vector<float>();
+  v[static_cast<size_t>(cols / 3)] = inf;
+  v[static_cast<size_t>(cols + cols - 1)] = -inf;
+  v[static_cast<size_t>(3 * cols)] = inf;
+  v[static_cast<size_t>(3 * cols + cols / 2)] = inf;
+  return from_vector(v, {4, cols});
+}
+
 }  // namespace prism::exercises
