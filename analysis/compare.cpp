@@ -16,11 +16,26 @@ double max_relative_difference(const std::vector<double>& a, const std::vector<d
   if (a.size() != b.size() || a.empty()) return std::nan("");
   double diff = 0, scale = 0;
   for (size_t i = 0; i < a.size(); ++i) {
+    // max() drops a NaN (every comparison with it is false): a non-finite value says "not
+    // comparable" here instead of vanishing.
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i])) return std::nan("");
     diff = std::max(diff, std::abs(a[i] - b[i]));
     scale = std::max(scale, std::abs(a[i]));
   }
   *abs_out = diff;
   return scale > 0 ? diff / scale : diff;
+}
+
+LossDifference loss_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  LossDifference d;
+  d.steps = std::min(a.size(), b.size());
+  if (d.steps == 0) return d;
+  const std::vector<double> la(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(d.steps));
+  const std::vector<double> lb(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(d.steps));
+  d.relative = max_relative_difference(la, lb, &d.absolute);
+  d.last_a = la.back();
+  d.last_b = lb.back();
+  return d;
 }
 
 const char* verdict_name(Verdict v) {
@@ -183,25 +198,15 @@ Comparison compare_runs(const RunRecord& a, const RunRecord& b) {
     c.quality.push_back(q);
   }
   if (!a.train_losses.empty() || !b.train_losses.empty()) {
-    // Two training runs of different lengths are compared over the steps both took.
-    const size_t n = std::min(a.train_losses.size(), b.train_losses.size());
-    const std::vector<double> la(a.train_losses.begin(), a.train_losses.begin() + n);
-    const std::vector<double> lb(b.train_losses.begin(), b.train_losses.begin() + n);
-    // A NaN loss (a diverged step) would slip through max's comparisons: not comparable.
-    const auto finite = [](const std::vector<double>& v) {
-      return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-    };
-    double abs = 0;
-    const double rel = n == 0 || !finite(la) || !finite(lb)
-                           ? std::nan("")
-                           : max_relative_difference(la, lb, &abs);
+    const LossDifference d = loss_difference(a.train_losses, b.train_losses);
     QualityLine q;
-    q.what = fmt::format("loss of the first {} training steps: max |B - A| / max |A|", n);
-    q.a = a.train_losses.empty() ? "-" : fmt::format("last {:.4f}", a.train_losses.back());
-    q.b = b.train_losses.empty() ? "-" : fmt::format("last {:.4f}", b.train_losses.back());
-    q.change = std::isnan(rel) ? "not comparable (one side has no losses, or a loss is not finite)"
-                               : fmt::format("{:.2e} (absolute {:.2e})", rel, abs);
-    q.held = !std::isnan(rel) && rel <= kLossTolerance;
+    q.what = fmt::format("loss of the first {} training steps: max |B - A| / max |A|", d.steps);
+    q.a = d.steps == 0 ? "-" : fmt::format("step {} {:.4f}", d.steps, d.last_a);
+    q.b = d.steps == 0 ? "-" : fmt::format("step {} {:.4f}", d.steps, d.last_b);
+    q.change = std::isnan(d.relative)
+                   ? "not comparable (one side has no losses, or a loss is not finite)"
+                   : fmt::format("{:.2e} (absolute {:.2e})", d.relative, d.absolute);
+    q.held = !std::isnan(d.relative) && d.relative <= kLossTolerance;
     c.quality.push_back(q);
   }
   if (a.test_accuracy && b.test_accuracy) {

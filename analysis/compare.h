@@ -22,6 +22,7 @@
 // allocations), which need no statistics: a difference there is exact.
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,9 +86,22 @@ struct Comparison {
 };
 
 // max |a_i - b_i| / max |a_i|: how far two output vectors are apart relative to their scale
-// (the absolute distance in *abs_out); NaN when their lengths differ or they are empty.
+// (the absolute distance in *abs_out); NaN when their lengths differ, they are empty, or a value
+// is not finite.
 double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b,
                                double* abs_out);
+
+// The losses of two training runs over the steps both took (a shorter run is compared with the
+// other's first steps): max |B - A| / max |A| over them, the absolute difference, and each side's
+// loss at the last of those steps. relative is NaN when no step is shared or a loss is not
+// finite (a diverged step).
+struct LossDifference {
+  size_t steps = 0;
+  double relative = std::nan("");
+  double absolute = 0;
+  double last_a = std::nan(""), last_b = std::nan("");
+};
+LossDifference loss_difference(const std::vector<double>& a, const std::vector<double>& b);
 
 // Compares two runs of the same model and mode; throws prism::Error when they are not
 // comparable (different model, mode or kind; no series in common).

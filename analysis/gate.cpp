@@ -163,7 +163,19 @@ GateResult run_gate(const RunRecord& base, const RunRecord& cand, const GateOpti
     r.checks.push_back(c);
   };
   vectors("outputs on fixed inputs", base.probe_output, cand.probe_output, o.max_output_diff);
-  vectors("training losses", base.train_losses, cand.train_losses, o.max_loss_increase);
+  if (!base.train_losses.empty() || !cand.train_losses.empty()) {  // over the steps both took
+    const LossDifference d = loss_difference(base.train_losses, cand.train_losses);
+    GateCheck c{"", "training losses", false, ""};
+    if (std::isnan(d.relative)) {
+      c.detail = fmt::format("{} vs {} values: not comparable (none shared, or one not finite)",
+                             base.train_losses.size(), cand.train_losses.size());
+    } else {
+      c.passed = d.relative <= o.max_loss_increase;
+      c.detail = fmt::format("max relative difference {:.2e} over the first {} steps, limit {:.0e}",
+                             d.relative, d.steps, o.max_loss_increase);
+    }
+    r.checks.push_back(c);
+  }
   return r;
 }
 

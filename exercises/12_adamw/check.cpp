@@ -444,12 +444,14 @@ int check(const Exercise& ex, const kernels::KernelEntry& user, const Options& o
         hint += fmt::format("\nYour step matches {} (within {} on param, m and v): {}", m->what,
                             error_text(kMatchTolerance), m->fix);
       } else {
+        std::string known;
+        for (const MistakeText& k : kMistakes) {
+          known += (known.empty() ? "" : "; ") + std::string(k.what);
+        }
         hint += fmt::format(
-            " It matches none of the usual mistakes the checker computes (L2 for AdamW, the "
-            "decay after the step, no bias correction, eps inside the root, a step from the old "
-            "m and v): compare your loop with the formulas in README.md, line by line, at "
-            "{}[{}].",
-            s.buffer, s.cmp.worst);
+            " It matches none of the usual mistakes the checker computes ({}): compare your loop "
+            "with the formulas in README.md, line by line, at {}[{}].",
+            known, s.buffer, s.cmp.worst);
         if (!c.hint.empty()) hint += "\nWhat this case checks: " + c.hint;
       }
     }

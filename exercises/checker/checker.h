@@ -136,9 +136,9 @@ const std::vector<Exercise>& all_exercises();
 // itself that has no `run`.
 Outcome check_kernels(const Exercise& ex, const Options& o);
 
-// How far the grade samples an undecided tier again (grade_until_decided), `repetitions` at a
-// time: up to 100 samples of yours at a size, or --runs if more, and 90 s of sampling; with
-// --quick (the test suite's smoke test of the timing) 9 samples and 10 s.
+// How far the grade samples an undecided tier again (grade_until_decided), `repetitions` (at
+// least 15) at a time: up to 100 samples of yours at a size, or --runs if more, within 90 s of
+// sampling; with --quick (the test suite's smoke test of the timing) 9 samples and 10 s.
 SamplingLimits sampling_limits(const Options& o, int repetitions);
 
 // Times `user` beside ex.op's built-in float32 variants with the kernel lab at the exercise's

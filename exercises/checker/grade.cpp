@@ -63,24 +63,31 @@ std::string joined(const std::vector<std::string>& words) {
   return out;
 }
 
-// How many samples of yours would narrow the widest undecided interval of `checks` to the
-// margin around `bound` (2 m b wide), its width shrinking as 1/sqrt(n); 0 when none is undecided.
+// How many samples of yours would decide every undecided interval of `checks`, its half-width h
+// shrinking as 1/sqrt(n) about its centre c: it is decided once h is below the larger of |c - b|
+// (then it clears the bound) and m b - |c - b| (then it fits in the margin). At least n + 10;
+// 0 when none is undecided.
 int samples_to_decide(const std::vector<TierCheck>& checks, double bound) {
   double need = 0;
   for (const TierCheck& c : checks) {
     if (c.result != TierResult::inconclusive || c.samples <= 0) continue;
-    const double ratio = (c.high - c.low) / (2 * kTierMargin * bound);
-    need = std::max(need, c.samples * ratio * ratio);
+    const double centre = (c.low + c.high) / 2, half = (c.high - c.low) / 2;
+    const double off = std::abs(centre - bound);
+    const double target = std::max(off, kTierMargin * bound - off);
+    const double n = target > 0 ? c.samples * (half / target) * (half / target) : 1e9;
+    need = std::max({need, n, c.samples + 10.0});
   }
-  return static_cast<int>(std::ceil(need / 10) * 10);
+  return static_cast<int>(std::min(std::ceil(need / 10) * 10, 1e9));
 }
 
 }  // namespace
 
 TierResult judge(double low, double high, double bound, double margin) {
+  // The margin first, on both sides: an interval within it is no clear win, even when it lies
+  // just below the bound (two identical loops compiled in two files can differ by 1%).
+  if (low >= bound * (1 - margin) && high <= bound * (1 + margin)) return TierResult::at_bound;
   if (high < bound) return TierResult::reached;
   if (low > bound) return TierResult::missed;
-  if (low >= bound * (1 - margin) && high <= bound * (1 + margin)) return TierResult::at_bound;
   return TierResult::inconclusive;
 }
 
@@ -159,14 +166,17 @@ Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, cons
 
 std::string hint_for(const Tier& tier, const std::vector<TierCheck>& checks) {
   std::vector<std::string> missed;
-  size_t judged = 0;
+  size_t judged = 0, reached = 0;
   for (const TierCheck& c : checks) {
     if (c.skipped) continue;
     ++judged;
     if (c.missed()) missed.push_back(c.size);
+    if (c.result == TierResult::reached) ++reached;
   }
   if (missed.empty()) return "";
   if (missed.size() == judged) return tier.hint;
+  // A size hint says the kernel holds elsewhere: only when every other size was reached.
+  if (missed.size() + reached != judged) return "";
   for (const SizeHint& h : tier.at) {
     const bool covers = std::all_of(missed.begin(), missed.end(), [&](const std::string& s) {
       return std::find(h.sizes.begin(), h.sizes.end(), s) != h.sizes.end();
@@ -215,8 +225,8 @@ std::string format_grade(const std::vector<Tier>& tiers, const Grade& g) {
     // the margin, at the noise this run saw. Past about a thousand, the machine is the problem.
     const int need = samples_to_decide(checks, bound);
     out += fmt::format(
-        "  with {} samples the interval still straddles tier {}'s bound and is wider than its "
-        "+-{:.0f}% margin: ",
+        "  with {} samples the interval still straddles tier {}'s bound and does not lie within "
+        "its +-{:.0f}% margin: ",
         samples, g.reached + 1, kTierMargin * 100);
     out += need <= 1000 ? fmt::format(
                               "at this run's noise about {} samples would decide it: run again "
@@ -248,9 +258,9 @@ std::string format_grade(const std::vector<Tier>& tiers, const Grade& g) {
       if (!undecided.empty()) where += ", undecided at " + joined(undecided);
       out += fmt::format(
           "  next: tier {} was {}: what differs between those sizes (the working set, the layout) "
-          "is where to look; prism lab {} --sizes {} times your kernel beside the built-ins "
+          "is where to look; {} lab {} --sizes {} times your kernel beside the built-ins "
           "there\n",
-          g.reached + 1, where, g.op.empty() ? "OP" : g.op, missed.front());
+          g.reached + 1, where, g.lab_tool, g.op.empty() ? "OP" : g.op, missed.front());
     }
   }
   return out;
@@ -264,44 +274,70 @@ Grade grade_until_decided(const std::vector<Tier>& tiers, lab::LabResult& r,
   using clock = std::chrono::steady_clock;
   const clock::time_point start = clock::now();
   Grade g = grade_kernel(tiers, r, user, seed);
+  int rounds = 0;
   while (g.inconclusive && g.note.empty()) {
-    // The sizes where the undecided tier straddled, and the yardsticks it met there.
-    std::vector<std::string> sizes, variants = {user};
-    int fewest = INT_MAX;
-    for (const TierCheck& c : g.checks[g.reached]) {
-      if (c.result != TierResult::inconclusive) continue;
+    const size_t tier = static_cast<size_t>(g.reached);
+    // The sizes where the undecided tier straddled and yours has samples to add, with their
+    // counts now.
+    std::vector<std::string> sizes;
+    std::vector<int> before;
+    for (const TierCheck& c : g.checks[tier]) {
+      if (c.result != TierResult::inconclusive || c.samples >= limits.cap) continue;
       sizes.push_back(c.size);
-      if (std::find(variants.begin(), variants.end(), c.yardstick) == variants.end()) {
-        variants.push_back(c.yardstick);
-      }
-      fewest = std::min(fewest, c.samples);
+      before.push_back(c.samples);
     }
-    if (fewest >= limits.cap) break;
-    const double spent = std::chrono::duration<double>(clock::now() - start).count();
-    if (spent >= limits.budget_s) {
-      say(fmt::format("  (sampling again stopped: {:.0f} s spent, the budget is {:.0f} s)", spent,
+    if (sizes.empty()) break;
+    const double left =
+        limits.budget_s - std::chrono::duration<double>(clock::now() - start).count();
+    if (left <= 0) {
+      say(fmt::format("  (sampling again stopped: the budget of {:.0f} s is spent)",
                       limits.budget_s));
       break;
+    }
+    // Every yardstick of the tiers up to this one, at those sizes, joins the round: the pooled
+    // samples of any two variants compared then come from the same interleaved rounds
+    // (lab::pool_samples). "best" is the variant that was fastest there when the round began.
+    std::vector<std::string> variants = {user};
+    for (size_t t = 0; t <= tier; ++t) {
+      for (const TierCheck& c : g.checks[t]) {
+        if (c.skipped || std::find(sizes.begin(), sizes.end(), c.size) == sizes.end()) continue;
+        if (std::find(variants.begin(), variants.end(), c.yardstick) == variants.end()) {
+          variants.push_back(c.yardstick);
+        }
+      }
     }
     lab::LabOptions more = lo;
     more.sizes = sizes;
     more.variants = variants;
-    more.repetitions = std::min(limits.step, limits.cap - fewest);
+    more.repetitions =
+        std::min(limits.step, limits.cap - *std::min_element(before.begin(), before.end()));
+    // No variant may take longer than its share of what is left of the budget.
+    more.max_variant_s =
+        std::min(lo.max_variant_s, left / static_cast<double>(variants.size() * sizes.size()));
     std::string others;
     for (size_t i = 1; i < variants.size(); ++i) others += (i > 1 ? ", " : "") + variants[i];
     say(fmt::format(
         "  tier {} undecided at {}: {} more interleaved samples of yours and {} ({} so far)",
-        g.reached + 1, joined(sizes), more.repetitions, others, fewest));
+        tier + 1, joined(sizes), more.repetitions, others,
+        *std::min_element(before.begin(), before.end())));
     const lab::LabResult extra = time(more);
     lab::pool_samples(r, extra, seed);
-    const Grade again = grade_kernel(tiers, r, user, seed);
-    // No sample was added (the lab would not time them this round): stop rather than loop.
-    const size_t tier = static_cast<size_t>(g.reached);
-    const bool grew = tier < again.checks.size() &&
-                      std::any_of(again.checks[tier].begin(), again.checks[tier].end(),
-                                  [&](const TierCheck& c) { return c.samples > fewest; });
-    g = again;
+    ++rounds;
+    Grade again = grade_kernel(tiers, r, user, seed);
+    // Stop rather than loop when no straddling size got a sample this round (the lab would not
+    // time yours there within its share of the budget).
+    bool grew = false;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const lab::TimingRow* mine = row_of(r, sizes[i], user);
+      grew = grew || (mine && static_cast<int>(mine->samples_ns.size()) > before[i]);
+    }
+    g = std::move(again);
     if (!grew) break;
+  }
+  if (rounds > 0) {
+    say(fmt::format(
+        "  (the ratios below pool every round's samples; the table above shows the first {})",
+        lo.repetitions));
   }
   return g;
 }

@@ -84,6 +84,8 @@ struct Grade {
   std::vector<std::vector<TierCheck>> checks;  // per tier looked at, per size
   std::string note;  // why grading stopped early (the kernel was not timed at some size)
   std::string op;    // the lab's op, for the commands the verdict names
+  // The program whose lab has the learner's kernel (the checker sets build/prism_with_NAME).
+  std::string lab_tool = "build/prism";
 };
 
 // Grades variant `user` of `r` against `tiers`. `seed` makes the bootstrap reproducible.
@@ -101,7 +103,8 @@ std::string hint_for(const Tier& tier, const std::vector<TierCheck>& checks);
 std::string format_grade(const std::vector<Tier>& tiers, const Grade& g);
 
 // What sequential sampling may spend: at most `cap` samples of yours at a size, added `step` at a
-// time, and no new round once `budget_s` seconds have gone on it.
+// time, and `budget_s` seconds: no new round starts past it, and a round's variants are each
+// capped at their share of what is left (a variant that would take longer is not timed).
 struct SamplingLimits {
   int step = 15;
   int cap = 100;

@@ -61,6 +61,9 @@ TEST_CASE("judge: reached below the bound, missed above it, at the bound within 
   CHECK(judge(0.94, 1.04, 1.0) == TierResult::inconclusive);
   CHECK(judge(1.9, 2.09, 2.0) == TierResult::at_bound);  // the margin is relative to the bound
   CHECK(judge(1.89, 2.05, 2.0) == TierResult::inconclusive);
+  // Within the margin on the fast side too: just below the bound is no clear win either.
+  CHECK(judge(0.99, 0.998, 1.0) == TierResult::at_bound);
+  CHECK(judge(0.90, 0.97, 1.0) == TierResult::reached);
   CHECK(kTierMargin == 0.05);
 }
 
@@ -316,6 +319,75 @@ TEST_CASE("grade: a kernel the lab found wrong is not graded, and says so") {
   const Grade g = grade_kernel(kTiers, r, "mine", 1);
   CHECK(g.reached == 0);
   CHECK(contains(g.note, "failed the lab's validation at size 4096"));
+}
+
+TEST_CASE("grade: a narrow interval off the bound's centre asks for the samples that decide it") {
+  // [0.93, 1.01]: 8% wide, narrower than the margin's 10%, but across the bound and out of the
+  // margin. Centre 0.97, half-width 0.04: decided once the half-width is below
+  // max(0.03, 0.05 - 0.03) = 0.03, at 9 (0.04 / 0.03)^2 = 16 samples, then at least n + 10.
+  TierCheck c;
+  c.size = "n";
+  c.yardstick = "naive";
+  c.low = 0.93;
+  c.high = 1.01;
+  c.ratio = 0.97;
+  c.result = judge(c.low, c.high, 1.0);
+  c.samples = 9;
+  REQUIRE(c.result == TierResult::inconclusive);
+  Grade g;
+  g.of = 3;
+  g.inconclusive = true;
+  g.checks = {{c}};
+  const std::string text = format_grade(kTiers, g);
+  CHECK(contains(text, "does not lie within its +-5% margin"));
+  CHECK(contains(text, "about 20 samples would decide it: run again with --runs 20"));
+}
+
+TEST_CASE("hints: a size hint needs every other size reached, not undecided") {
+  lab::LabResult r;
+  r.op = "matmul";
+  r.rows.push_back(timed("128", "mine", "user", {40, 160, 60, 140, 100, 50, 150, 70, 130}));
+  r.rows.push_back(timed("128", "naive", "naive", constant(100)));
+  r.rows.push_back(timed("512:nt", "mine", "user", constant(150)));
+  r.rows.push_back(timed("512:nt", "naive", "naive", constant(100)));
+  const Grade g = grade_kernel(kLayoutTiers, r, "mine", 1);
+  REQUIRE(g.checks[0][0].result == TierResult::inconclusive);
+  REQUIRE(g.checks[0][1].missed());
+  // "Your kernel holds where B is row-major" would be a claim without evidence here.
+  CHECK(hint_for(kLayoutTiers[0], g.checks[0]).empty());
+}
+
+TEST_CASE("sequential sampling: a size the lab no longer times ends it after one round") {
+  lab::LabResult r;
+  r.rows.push_back(timed("n", "mine", "user", {40, 160, 60, 140, 100, 50, 150, 70, 130}));
+  r.rows.push_back(timed("n", "naive", "naive", constant(100)));
+  std::vector<lab::LabOptions> asked;
+  const LabRunner untimed_round = [&](const lab::LabOptions& o) {
+    asked.push_back(o);
+    lab::LabResult more;
+    more.rows.push_back(untimed("n", "mine", "user"));
+    more.rows.push_back(timed("n", "naive", "naive", constant(100)));
+    return more;
+  };
+  lab::LabOptions lo;
+  lo.max_variant_s = 10;
+  const Grade g = grade_until_decided(
+      kTiers, r, "mine", lo, {9, 100, 60}, 1, [](const std::string&) {}, untimed_round);
+  CHECK(asked.size() == 1);
+  CHECK(g.inconclusive);
+  // Each variant's cap is its share of the budget left: 60 s over 2 variants at 1 size.
+  REQUIRE_FALSE(asked.empty());
+  CHECK(asked[0].max_variant_s <= 10);
+  CHECK(asked[0].max_variant_s > 0);
+  lo.max_variant_s = 1000;
+  asked.clear();
+  lab::LabResult r2;
+  r2.rows.push_back(timed("n", "mine", "user", {40, 160, 60, 140, 100, 50, 150, 70, 130}));
+  r2.rows.push_back(timed("n", "naive", "naive", constant(100)));
+  grade_until_decided(
+      kTiers, r2, "mine", lo, {9, 100, 60}, 1, [](const std::string&) {}, untimed_round);
+  REQUIRE(asked.size() == 1);
+  CHECK(asked[0].max_variant_s <= 30.0);
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 // Where B is row-major it beats naive many times over; where B is transposed (b_cs != 1) its
 // inner loop walks B down a column, while naive's i-j-k dot product runs along B's rows. The
 // tier is missed there only, so the hint must be the transposed-B one, never "order the loops
-// i-k-j" (which this kernel does). The quick sizes time B transposed at 128 (128:nt).
-// checker-expects: performance: tier [01] of 2.*next: your kernel holds where B is row-major and loses where B is transposed
+// i-k-j" (which this kernel does). The quick sizes time B transposed at 128 (128:nt), where the
+// gap is about 10%: on a busy machine 9 samples may leave it undecided, which the expectation
+// accepts; the general hint it never does.
+// checker-expects: performance: tier 0 of 2.*(next: your kernel holds where B is row-major and loses where B is transposed|inconclusive for tier 1)
 #include "kernels/args.h"
 #include "kernels/registry.h"
 

@@ -1,5 +1,5 @@
 // Exercise 16, a reference solution: the same model, data order, loss and update as the original
-// loop, without its four wastes (README.md, "What the profile shows"):
+// loop, without its four wastes (the checker names each as it finds it gone):
 //   1. the images are decoded (bytes -> float32 / 255) once, before the loop, not for every
 //      micro-batch: the original cast all n images to take 64 of them;
 //   2. each layer is prism's linear(x, w, b), which reads w [out, in] as it is stored; the
