@@ -60,7 +60,7 @@ int merge(const Dims& shape, const Dims* strides[], int nlists, int64_t* shape_o
       ++n;
     }
   }
-  if (n == 0) {  // a scalar or all-ones shape: one element
+  if (n == 0) {                    // a scalar or all-ones shape: one element
     shape_out[0] = shape.numel();  // 1, or 0 for an empty tensor
     for (int l = 0; l < nlists; ++l) strides_out[l][0] = 1;
     n = 1;
@@ -88,6 +88,17 @@ int merge_dims2(const Dims& shape, const Dims& sa, const Dims& sb, int64_t* shap
 int merge_dims_copy(const Dims& shape, const Dims& ss, const Dims& ds, int64_t* shape_out,
                     int64_t* ss_out, int64_t* ds_out) {
   return merge_dims2(shape, ss, ds, shape_out, ss_out, ds_out);
+}
+
+RowsView rows_view(const Tensor& x) {
+  RowsView r;
+  r.v = x.detach();
+  const int split = r.v.dim() - 1;
+  if (!as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride)) {
+    r.v = r.v.contiguous();
+    as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride);
+  }
+  return r;
 }
 
 bool as_2d(const Tensor& x, int split, int64_t& rows, int64_t& row_stride, int64_t& cols,

@@ -32,4 +32,13 @@ int merge_dims_copy(const Dims& shape, const Dims& ss, const Dims& ds, int64_t* 
 bool as_2d(const Tensor& x, int split, int64_t& rows, int64_t& row_stride, int64_t& cols,
            int64_t& col_stride);
 
+// A tensor as [rows, cols], cols its last dim, with the two strides: what the row-wise kernels
+// read (normalisations, softmax, SwiGLU). v is the tensor detached, or a contiguous copy of it
+// when its leading dims do not merge into one stride (a permuted view).
+struct RowsView {
+  Tensor v;
+  int64_t rows = 1, cols = 1, row_stride = 1, col_stride = 1;
+};
+RowsView rows_view(const Tensor& x);
+
 }  // namespace prism::detail

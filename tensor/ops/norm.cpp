@@ -36,22 +36,7 @@ namespace {
 detail::OpHandle op_layer_norm("layer_norm"), op_layer_norm_bw("layer_norm_backward");
 detail::OpHandle op_rms_norm("rms_norm"), op_rms_norm_bw("rms_norm_backward");
 
-// x as [rows, cols] with its strides.
-struct RowsView {
-  Tensor v;
-  int64_t rows = 1, cols = 1, row_stride = 1, col_stride = 1;
-};
-
-RowsView to_rows(const Tensor& x) {
-  RowsView r;
-  r.v = x.detach();
-  const int split = r.v.dim() - 1;
-  if (!detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride)) {
-    r.v = r.v.contiguous();
-    detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride);
-  }
-  return r;
-}
+using detail::RowsView;
 
 std::string num(double v) {
   char buf[32];
@@ -181,7 +166,7 @@ Grads3 layer_norm_backward(const Tensor& g0, const Saved& s, bool need_dx, bool 
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   check_layer_norm(x, weight, bias, eps);
-  const RowsView r = to_rows(x);
+  const RowsView r = detail::rows_view(x);
   const Tensor w = weight.defined() ? weight.detach().contiguous() : Tensor();
   const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
   const bool saves = autograd::should_record({&x, &weight, &bias});
@@ -299,7 +284,7 @@ std::pair<Tensor, Tensor> rms_norm_backward(const Tensor& g0, const RmsSaved& s,
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
   check_rows_input("rms_norm", x, eps);
   check_affine("rms_norm", "weight", weight, x);
-  const RowsView r = to_rows(x);
+  const RowsView r = detail::rows_view(x);
   const Tensor w = weight.defined() ? weight.detach().contiguous() : Tensor();
   const bool saves = autograd::should_record({&x, &weight});
   const DType dt = x.dtype();

@@ -18,40 +18,35 @@ namespace {
 detail::OpHandle op_softmax("softmax"), op_log_softmax("log_softmax");
 detail::OpHandle op_softmax_bw("softmax_backward"), op_log_softmax_bw("log_softmax_backward");
 
-struct RowsView {
-  Tensor v;      // x with `dim` last
+// x with `dim` moved last, as [rows, cols] (detail::rows_view), and the permutation that moved it.
+struct PermutedRows {
+  detail::RowsView rows;
   Dims order;    // the permutation applied
   Dims inverse;  // its inverse
-  int64_t rows = 1, cols = 1, row_stride = 1, col_stride = 1;
 };
 
-RowsView to_rows(const char* op, const Tensor& x, int dim) {
-  RowsView r;
+PermutedRows to_rows(const char* op, const Tensor& x, int dim) {
+  PermutedRows r;
   const int nd = x.dim();
   if (nd == 0) {
-    r.v = x.detach().reshape({1});
+    r.rows = detail::rows_view(x.detach().reshape({1}));
     r.order = Dims{0};
     r.inverse = Dims{0};
-  } else {
-    const int d = detail::wrap_dim(op, dim, nd);
-    for (int i = 0; i < nd; ++i) {
-      if (i != d) r.order.push_back(i);
-    }
-    r.order.push_back(d);
-    r.inverse = r.order;
-    for (int i = 0; i < nd; ++i) r.inverse[static_cast<int>(r.order[i])] = i;
-    r.v = x.detach().permute(r.order);
+    return r;
   }
-  const int split = r.v.dim() - 1;
-  if (!detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride)) {
-    r.v = r.v.contiguous();
-    detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride);
+  const int d = detail::wrap_dim(op, dim, nd);
+  for (int i = 0; i < nd; ++i) {
+    if (i != d) r.order.push_back(i);
   }
+  r.order.push_back(d);
+  r.inverse = r.order;
+  for (int i = 0; i < nd; ++i) r.inverse[static_cast<int>(r.order[i])] = i;
+  r.rows = detail::rows_view(x.detach().permute(r.order));
   return r;
 }
 
 template <class T>
-void run_softmax(const kernels::KernelEntry& k, const RowsView& r, const Tensor& out) {
+void run_softmax(const kernels::KernelEntry& k, const detail::RowsView& r, const Tensor& out) {
   kernels::SoftmaxArgs<T> a{};
   a.x = r.v.data<T>();
   a.out = out.data<T>();
@@ -92,7 +87,8 @@ Tensor softmax_backward(detail::OpHandle& op, const Tensor& y_rows, const Tensor
 Tensor softmax_impl(detail::OpHandle& op, detail::OpHandle& bw, const char* grad_label,
                     const Tensor& x, int dim) {
   detail::check_float(op.name(), x);
-  RowsView r = to_rows(op.name(), x, dim);
+  const PermutedRows p = to_rows(op.name(), x, dim);
+  const detail::RowsView& r = p.rows;
   const auto& k = op.kernel(x.device(), x.dtype());
   Tensor y_rows;
   {
@@ -107,9 +103,9 @@ Tensor softmax_impl(detail::OpHandle& op, detail::OpHandle& bw, const char* grad
         run_softmax<double>(k, r, y_rows);
     }
   }
-  Tensor out = x.dim() == 0 ? y_rows.reshape(x.shape()) : y_rows.permute(r.inverse);
+  Tensor out = x.dim() == 0 ? y_rows.reshape(x.shape()) : y_rows.permute(p.inverse);
   autograd::record(out, op.name(), {&x}, {autograd::output(y_rows)},
-                   [&bw, grad_label, order = r.order, inverse = r.inverse, rows = r.rows,
+                   [&bw, grad_label, order = p.order, inverse = p.inverse, rows = r.rows,
                     cols = r.cols](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, grad_label, [&] {
                        return softmax_backward(bw, gr.saved(0), g, order, inverse, rows, cols);

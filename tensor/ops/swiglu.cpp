@@ -30,22 +30,7 @@ namespace {
 
 detail::OpHandle op_swiglu("swiglu"), op_swiglu_bw("swiglu_backward");
 
-// A tensor as [rows, cols] (cols = its last dim) with its strides.
-struct RowsView {
-  Tensor v;
-  int64_t rows = 1, cols = 1, row_stride = 1, col_stride = 1;
-};
-
-RowsView to_rows(const Tensor& x) {
-  RowsView r;
-  r.v = x.detach();
-  const int split = r.v.dim() - 1;
-  if (!detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride)) {
-    r.v = r.v.contiguous();  // leading dims that do not merge into one stride
-    detail::as_2d(r.v, split, r.rows, r.row_stride, r.cols, r.col_stride);
-  }
-  return r;
-}
+using detail::RowsView;
 
 void check_swiglu(const Tensor& gate, const Tensor& up) {
   detail::check_float("swiglu", gate);
@@ -131,7 +116,7 @@ std::pair<Tensor, Tensor> swiglu_backward(const Tensor& g0, const Saved& s, bool
 
 Tensor swiglu(const Tensor& gate, const Tensor& up) {
   check_swiglu(gate, up);
-  const RowsView gv = to_rows(gate), uv = to_rows(up);
+  const RowsView gv = detail::rows_view(gate), uv = detail::rows_view(up);
   const DType dt = gate.dtype();
   const Device dev = gate.device();
   const auto& k = op_swiglu.kernel(dev, dt);
