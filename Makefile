@@ -23,8 +23,8 @@ PERF_MODELS ?= mlp cnn transformer
 PERF_BENCH  ?= --batch 1,32 --threads 1 --duration 3
 
 # libFuzzer (`make fuzz`, tests/fuzz/): a clang build of its own with ASan + UBSan, CPU only, and
-# the packages only it needs. Each target runs FUZZ_SECONDS (CI: 20, see .ci/run).
-# FUZZ_OPT: the optimisation flags of that build. CI's 20 s per target are a smoke test and build
+# the packages only it needs. Each target runs FUZZ_SECONDS (CI: 15, see .ci/run).
+# FUZZ_OPT: the optimisation flags of that build. CI's 15 s per target are a smoke test and build
 # with OSS-Fuzz's -O1 -gline-tables-only (52 s less of CI); long runs keep -O2 for throughput.
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_SECONDS  ?= 300

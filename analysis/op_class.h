@@ -15,9 +15,11 @@ enum class OpClass : uint8_t {
   matmul,         // matmul, fused linear + GELU
   conv,           // conv2d and its two gradients
   attention,      // fused attention forward and backward
-  normalisation,  // layer norm, softmax, log-softmax, cross-entropy (a normalised log-likelihood)
+  normalisation,  // layer norm, RMSNorm, softmax, log-softmax, cross-entropy (a normalised
+                  // log-likelihood)
   pooling,        // max / average pooling and their gradients
-  elementwise,    // everything else: activations, arithmetic, reductions, copies, indexing
+  elementwise,    // everything else: activations (SwiGLU's gate too), arithmetic, reductions,
+                  // copies, indexing
   data,           // host <-> device copies (to_cuda, to_cpu)
   optimizer,      // every op of the optimizer phase (the parameter updates)
 };

@@ -63,6 +63,9 @@ TEST_CASE("op classes: by name, and the optimizer phase wins") {
   CHECK(classify_op("matmul_bf16", Phase::backward) == OpClass::matmul);
   CHECK(classify_op("im2col", Phase::forward) == OpClass::conv);
   CHECK(classify_op("conv2d_backward_weight", Phase::backward) == OpClass::conv);
+  CHECK(classify_op("rms_norm", Phase::forward) == OpClass::normalisation);
+  CHECK(classify_op("rms_norm_backward", Phase::backward) == OpClass::normalisation);
+  CHECK(classify_op("swiglu", Phase::forward) == OpClass::elementwise);  // an activation
   CHECK(classify_op("attention_backward", Phase::backward) == OpClass::attention);
   CHECK(classify_op("layer_norm", Phase::forward) == OpClass::normalisation);
   CHECK(classify_op("cross_entropy", Phase::forward) == OpClass::normalisation);
