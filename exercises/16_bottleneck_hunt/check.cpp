@@ -180,9 +180,10 @@ struct OpPerStep {
   double calls = 0, bytes = 0, self_ns = 0;
 };
 
-OpPerStep per_step(const profiler::Profile& p, const std::string& op, int64_t steps) {
+// From a profile's op rows (profiler::aggregate_ops, made once per profile).
+OpPerStep per_step(const std::vector<profiler::OpRow>& rows, const std::string& op, int64_t steps) {
   OpPerStep out;
-  for (const profiler::OpRow& row : profiler::aggregate_ops(p)) {
+  for (const profiler::OpRow& row : rows) {
     if (row.name != op) continue;
     out.calls += static_cast<double>(row.calls) / static_cast<double>(steps);
     out.bytes += static_cast<double>(row.cost.bytes) / static_cast<double>(steps);
@@ -302,9 +303,11 @@ Outcome run_hunt(const Options& o) {
   note_step(o, "the profiles");
   fmt::print("\nthe wastes (from each loop's profile, per step: exact counts, no timing):\n");
   int found = 0;
+  const std::vector<profiler::OpRow> rows_a = profiler::aggregate_ops(a.profile);
+  const std::vector<profiler::OpRow> rows_b = profiler::aggregate_ops(b.profile);
   for (const Waste& w : kWastes) {
-    const OpPerStep before = per_step(a.profile, w.op, s.steps);
-    const OpPerStep after = per_step(b.profile, w.op, s.steps);
+    const OpPerStep before = per_step(rows_a, w.op, s.steps);
+    const OpPerStep after = per_step(rows_b, w.op, s.steps);
     if (still_there(after, before)) continue;
     ++found;
     fmt::print(

@@ -80,6 +80,23 @@ int samples_to_decide(const std::vector<TierCheck>& checks, double bound) {
   return static_cast<int>(std::min(std::ceil(need / 10) * 10, 1e9));
 }
 
+// The judged sizes of one tier, by what became of them (skipped sizes are in none).
+struct SizesByResult {
+  std::vector<std::string> missed, reached, undecided;
+};
+
+SizesByResult sizes_by_result(const std::vector<TierCheck>& checks) {
+  SizesByResult s;
+  for (const TierCheck& c : checks) {
+    if (c.skipped) continue;
+    (c.missed()                             ? s.missed
+     : c.result == TierResult::inconclusive ? s.undecided
+                                            : s.reached)
+        .push_back(c.size);
+  }
+  return s;
+}
+
 }  // namespace
 
 TierResult judge(double low, double high, double bound, double margin) {
@@ -165,20 +182,13 @@ Grade grade_kernel(const std::vector<Tier>& tiers, const lab::LabResult& r, cons
 }
 
 std::string hint_for(const Tier& tier, const std::vector<TierCheck>& checks) {
-  std::vector<std::string> missed;
-  size_t judged = 0, reached = 0;
-  for (const TierCheck& c : checks) {
-    if (c.skipped) continue;
-    ++judged;
-    if (c.missed()) missed.push_back(c.size);
-    if (c.result == TierResult::reached) ++reached;
-  }
-  if (missed.empty()) return "";
-  if (missed.size() == judged) return tier.hint;
+  const SizesByResult by = sizes_by_result(checks);
+  if (by.missed.empty()) return "";
+  if (by.reached.empty() && by.undecided.empty()) return tier.hint;  // missed at every size
   // A size hint says the kernel holds elsewhere: only when every other size was reached.
-  if (missed.size() + reached != judged) return "";
+  if (!by.undecided.empty()) return "";
   for (const SizeHint& h : tier.at) {
-    const bool covers = std::all_of(missed.begin(), missed.end(), [&](const std::string& s) {
+    const bool covers = std::all_of(by.missed.begin(), by.missed.end(), [&](const std::string& s) {
       return std::find(h.sizes.begin(), h.sizes.end(), s) != h.sizes.end();
     });
     if (covers) return h.hint;
@@ -245,22 +255,15 @@ std::string format_grade(const std::vector<Tier>& tiers, const Grade& g) {
       out += fmt::format("  next: {}\n", hint);
     } else {
       // No hint fits: say where it was missed, reached and left undecided: the evidence.
-      std::vector<std::string> missed, reached, undecided;
-      for (const TierCheck& c : checks) {
-        if (c.skipped) continue;
-        (c.missed()                             ? missed
-         : c.result == TierResult::inconclusive ? undecided
-                                                : reached)
-            .push_back(c.size);
-      }
-      std::string where = "missed at " + joined(missed);
-      if (!reached.empty()) where += ", reached at " + joined(reached);
-      if (!undecided.empty()) where += ", undecided at " + joined(undecided);
+      const SizesByResult by = sizes_by_result(checks);
+      std::string where = "missed at " + joined(by.missed);
+      if (!by.reached.empty()) where += ", reached at " + joined(by.reached);
+      if (!by.undecided.empty()) where += ", undecided at " + joined(by.undecided);
       out += fmt::format(
           "  next: tier {} was {}: what differs between those sizes (the working set, the layout) "
           "is where to look; {} lab {} --sizes {} times your kernel beside the built-ins "
           "there\n",
-          g.reached + 1, where, g.lab_tool, g.op.empty() ? "OP" : g.op, missed.front());
+          g.reached + 1, where, g.lab_tool, g.op.empty() ? "OP" : g.op, by.missed.front());
     }
   }
   return out;
@@ -306,11 +309,11 @@ Grade grade_until_decided(const std::vector<Tier>& tiers, lab::LabResult& r,
         }
       }
     }
+    const int fewest = *std::min_element(before.begin(), before.end());
     lab::LabOptions more = lo;
     more.sizes = sizes;
     more.variants = variants;
-    more.repetitions =
-        std::min(limits.step, limits.cap - *std::min_element(before.begin(), before.end()));
+    more.repetitions = std::min(limits.step, limits.cap - fewest);
     // No variant may take longer than its share of what is left of the budget.
     more.max_variant_s =
         std::min(lo.max_variant_s, left / static_cast<double>(variants.size() * sizes.size()));
@@ -318,12 +321,11 @@ Grade grade_until_decided(const std::vector<Tier>& tiers, lab::LabResult& r,
     for (size_t i = 1; i < variants.size(); ++i) others += (i > 1 ? ", " : "") + variants[i];
     say(fmt::format(
         "  tier {} undecided at {}: {} more interleaved samples of yours and {} ({} so far)",
-        tier + 1, joined(sizes), more.repetitions, others,
-        *std::min_element(before.begin(), before.end())));
+        tier + 1, joined(sizes), more.repetitions, others, fewest));
     const lab::LabResult extra = time(more);
     lab::pool_samples(r, extra, seed);
     ++rounds;
-    Grade again = grade_kernel(tiers, r, user, seed);
+    g = grade_kernel(tiers, r, user, seed);
     // Stop rather than loop when no straddling size got a sample this round (the lab would not
     // time yours there within its share of the budget).
     bool grew = false;
@@ -331,7 +333,6 @@ Grade grade_until_decided(const std::vector<Tier>& tiers, lab::LabResult& r,
       const lab::TimingRow* mine = row_of(r, sizes[i], user);
       grew = grew || (mine && static_cast<int>(mine->samples_ns.size()) > before[i]);
     }
-    g = std::move(again);
     if (!grew) break;
   }
   if (rounds > 0) {
