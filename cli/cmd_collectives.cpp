@@ -191,10 +191,14 @@ std::string format_sizes(const dist::CollectivesResult& r) {
       "  alpha {:.2f} us   bandwidth {:.3f} GB/s   worst relative residual {:.0f}% (at {})\n",
       r.fit.alpha_us(), r.fit.bandwidth_gbs(), 100 * r.fit.worst_rel_residual,
       size_label(static_cast<int64_t>(r.fit.worst_bytes)));
-  if (r.fit.alpha_s < 0 || r.fit.beta_s <= 0) {
+  if (r.fit.constrained == dist::AlphaBetaFit::Constrained::alpha_zero) {
     out +=
-        "  (a negative alpha or bandwidth: the sizes do not follow one line; measure more "
-        "sizes or repetitions)\n";
+        "  (alpha held at 0: the free line's alpha was negative, the small sizes' noise; measure "
+        "more repetitions)\n";
+  } else if (r.fit.constrained == dist::AlphaBetaFit::Constrained::beta_zero) {
+    out +=
+        "  (no bandwidth term: the times did not grow with the size; measure larger sizes or more "
+        "repetitions)\n";
   }
   return out;
 }
@@ -336,7 +340,7 @@ int run_collectives(const CollectivesCliOptions& o) {
     if (root) std::fputs(format_sizes(r).c_str(), stdout);
     PredictResult p;
     if (setup) {
-      if (r.fit.alpha_s < 0 || r.fit.beta_s <= 0) {
+      if (r.fit.beta_s <= 0) {
         if (root) std::puts("\nno prediction: the fit has no positive bandwidth term");
       } else {
         p = run_predict(comm, *setup, r.fit);

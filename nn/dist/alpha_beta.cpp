@@ -62,6 +62,39 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<
   f.n = bytes.size();
   f.beta_s = smt / smm;
   f.alpha_s = tbar - f.beta_s * mbar;
+  if (f.alpha_s < 0 || f.beta_s < 0) {
+    // Noise can tilt the free line past a physical limit: a negative alpha (a collective that
+    // pays you to start it) or a negative beta (more bytes, less time). E is a convex quadratic,
+    // so the best line with alpha >= 0 and beta >= 0 lies on one of the two edges, each a
+    // one-variable least squares:
+    //   alpha = 0:  dE/db = 0  gives  b = sum w m t / sum w m^2   (>= 0: every m, t >= 0)
+    //   beta = 0:   dE/da = 0  gives  a = tbar
+    // and the better of the two (smaller E) is the constrained minimum.
+    double wmt = 0, wmm = 0;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      const double w = 1 / (seconds[i] * seconds[i]);
+      wmt += w * bytes[i] * seconds[i];
+      wmm += w * bytes[i] * bytes[i];
+    }
+    const auto error = [&](double a, double b) {
+      double e = 0;
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        const double r = (seconds[i] - a - b * bytes[i]) / seconds[i];
+        e += r * r;
+      }
+      return e;
+    };
+    const double b_only = wmt / wmm;  // wmm > 0: two different sizes, so one is > 0
+    if (error(0, b_only) <= error(tbar, 0)) {
+      f.alpha_s = 0;
+      f.beta_s = b_only;
+      f.constrained = AlphaBetaFit::Constrained::alpha_zero;
+    } else {
+      f.alpha_s = tbar;
+      f.beta_s = 0;
+      f.constrained = AlphaBetaFit::Constrained::beta_zero;
+    }
+  }
   for (size_t i = 0; i < bytes.size(); ++i) {
     const double r = std::abs(f.time_s(bytes[i]) - seconds[i]) / seconds[i];
     if (r > f.worst_rel_residual || i == 0) {

@@ -25,6 +25,9 @@ struct AlphaBetaFit {
   double worst_rel_residual = 0;
   double worst_bytes = 0;
   size_t n = 0;  // points fitted
+  // Which limit the fit was held at, if the free line broke one (see fit_alpha_beta).
+  enum class Constrained { none, alpha_zero, beta_zero };
+  Constrained constrained = Constrained::none;
 
   double alpha_us() const { return alpha_s * 1e6; }
   // 1 / beta in GB/s (10^9 bytes per second); 0 when beta <= 0 (no bandwidth term fitted).
@@ -34,7 +37,10 @@ struct AlphaBetaFit {
 };
 
 // Weighted least squares of t = alpha + m beta over (bytes, seconds), every point weighted by
-// 1 / t_i^2, i.e. least squares in relative error (the math is in alpha_beta.cpp). At least two
+// 1 / t_i^2, i.e. least squares in relative error (the math is in alpha_beta.cpp), with
+// alpha >= 0 and beta >= 0: where noise tilts the free line below either, the best line on that
+// limit (fit.constrained says which; beta held at 0 means the times did not grow with the size,
+// so there is no bandwidth to report). At least two
 // points, at least two distinct sizes, every size >= 0 and every time > 0 and finite; otherwise a
 // prism::Error naming what was wrong.
 AlphaBetaFit fit_alpha_beta(const std::vector<double>& bytes, const std::vector<double>& seconds);

@@ -51,7 +51,7 @@ TEST_CASE("prism bench collectives under mpirun -np 2: one table from rank 0, th
 TEST_CASE("prism bench collectives --predict mlp under mpirun -np 2: the step, from the buckets") {
   TempDir dir;
   const RunResult r = run_mpi(2,
-                              "bench collectives --sizes 4,4096,64K --reps 3 --warmup 1 "
+                              "bench collectives --sizes 4,64K,1M --reps 5 --warmup 1 "
                               "--predict mlp --batch 32 --duration 0.05 --json p.json",
                               dir.path());
   REQUIRE(r.exited);

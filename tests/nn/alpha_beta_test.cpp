@@ -47,6 +47,45 @@ TEST_CASE("alpha-beta fit of a noisy set: the weighted least squares solution, e
   }
 }
 
+TEST_CASE("alpha-beta fit holds alpha and beta at 0 where noise tilts the free line past them") {
+  // Expected values again from exact rational arithmetic (Python's fractions).
+  const auto relative_error = [](const std::vector<double>& xs, const std::vector<double>& ts,
+                                 double a, double b) {
+    double e = 0;
+    for (size_t i = 0; i < xs.size(); ++i) e += std::pow((ts[i] - a - b * xs[i]) / ts[i], 2);
+    return e;
+  };
+  SUBCASE("a small size measured fast: the free alpha is -0.39 us, held at 0") {
+    const std::vector<double> xs{4096, 65536, 1048576};
+    const std::vector<double> ts{0.2e-6, 9e-6, 150e-6};
+    const AlphaBetaFit f = fit_alpha_beta(xs, ts);
+    CHECK(f.constrained == AlphaBetaFit::Constrained::alpha_zero);
+    CHECK(f.alpha_s == 0);
+    // b = sum w m t / sum w m^2, the one-variable least squares through the origin.
+    CHECK(f.beta_s == doctest::Approx(6.666185781477559e-11).epsilon(1e-12));
+    // No feasible line nearby does better: the edge's minimum is the constrained minimum.
+    const double e = relative_error(xs, ts, f.alpha_s, f.beta_s);
+    for (double da : {0.0, 1e-9, 1e-8, 1e-7}) {
+      for (double scale : {0.9, 0.99, 1.0, 1.01, 1.1}) {
+        CHECK(relative_error(xs, ts, da, f.beta_s * scale) >= e - 1e-15);
+      }
+    }
+  }
+  SUBCASE("times that fall with the size: beta held at 0, no bandwidth") {
+    const std::vector<double> xs{4, 4096, 65536};
+    const std::vector<double> ts{5e-6, 4e-6, 3e-6};
+    const AlphaBetaFit f = fit_alpha_beta(xs, ts);
+    CHECK(f.constrained == AlphaBetaFit::Constrained::beta_zero);
+    CHECK(f.beta_s == 0);
+    CHECK(f.bandwidth_gbs() == 0);
+    CHECK(f.alpha_s == doctest::Approx(3.6671001300390116e-06).epsilon(1e-12));  // tbar
+  }
+  SUBCASE("points on a line with alpha > 0 are not constrained") {
+    const AlphaBetaFit f = fit_alpha_beta({4, 4096}, {1e-6, 2e-6});
+    CHECK(f.constrained == AlphaBetaFit::Constrained::none);
+  }
+}
+
 TEST_CASE("alpha-beta fit refuses what it cannot fit, naming it") {
   CHECK_THROWS_WITH_AS(fit_alpha_beta({4}, {1e-6}), doctest::Contains("at least two"), Error);
   CHECK_THROWS_WITH_AS(fit_alpha_beta({4, 8}, {1e-6}), doctest::Contains("2 sizes but 1 times"),
