@@ -7,27 +7,18 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/op_def.h"
 #include "profiler/session.h"
 
 namespace prism::analysis {
 
-enum class OpClass : uint8_t {
-  matmul,         // matmul, fused linear + GELU
-  conv,           // conv2d and its two gradients
-  attention,      // fused attention forward and backward
-  normalisation,  // layer norm, RMSNorm, softmax, log-softmax, cross-entropy (a normalised
-                  // log-likelihood)
-  pooling,        // max / average pooling and their gradients
-  elementwise,    // everything else: activations (SwiGLU's gate too), arithmetic, reductions,
-                  // copies, indexing
-  data,           // host <-> device copies (to_cuda, to_cpu)
-  optimizer,      // every op of the optimizer phase (the parameter updates)
-};
-inline constexpr int kNumOpClasses = 8;
-const char* op_class_name(OpClass c);
+// The classes are the op definitions' (kernels/op_def.h): each op's definition names its class.
+using kernels::kNumOpClasses;
+using kernels::op_class_name;
+using kernels::OpClass;
 
 // The class of one op record: the optimizer phase wins (an add inside SGD is optimizer time),
-// then the op's name.
+// then the op's definition; an op with none (a learner's test op) is elementwise.
 OpClass classify_op(std::string_view op, profiler::Phase phase);
 
 // Self time of a profile's op records by class, in ns (scope records carry no self time).

@@ -1,5 +1,6 @@
 // Cost formulas of the ops, from shapes alone (DESIGN.md conventions; docs/COSTS.md table).
-// Each op's front end calls its formula only while a profiling session records.
+// Each op's front end calls its formula only while a profiling session records. Each op's
+// definition (kernels/ops/<op>/op.h) says the same formula in one line of words.
 #pragma once
 
 #include <string_view>
@@ -11,13 +12,6 @@
 namespace prism::costs {
 
 using profiler::Cost;
-
-// The op's formula in one line of words ("2*m*n*k FLOPs per batch (m*n*k MACs); bytes = A + B
-// + C"), the same on every device; "" for an op that has none (a learner's test op).
-// cost_formulas.cpp holds the table; the functions below compute what it says.
-const char* formula(std::string_view op);
-// The ops that have a line, in name order.
-std::vector<std::string_view> ops_with_formulas();
 
 // A count of FLOPs, MACs or bytes, with overflow checked. A count is a product of sizes (conv2d:
 // N O Ho Wo C kh kw), and sizes that are each fine, such as `prism summary` accepts on the meta

@@ -6,12 +6,10 @@
 #include <map>
 #include <mutex>
 
-#include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/kernel_files.h"
 
 namespace prism::kernels {
-
-void register_builtin_kernels(Registry& r);  // kernels/builtin.cpp
 
 namespace {
 
@@ -79,10 +77,6 @@ RecordedChoices& recorded_choices() {
 }  // namespace
 
 OpKernels::OpKernels(std::string op, Device device) : op_(std::move(op)), device_(device) {}
-
-const char* OpKernels::cost_formula() const {
-  return costs::formula(op_);
-}
 
 KernelEntry& OpKernels::add_entry(KernelEntry e) {
   const bool taken = std::any_of(entries_.begin(), entries_.end(),
@@ -203,6 +197,32 @@ std::vector<const OpKernels*> Registry::all() const {
   return out;
 }
 
+void Registry::set_defaults(Device device, const std::vector<const OpDef*>& defs) {
+  for (const OpDef* d : defs) {
+    const DefaultVariant& dv = d->default_on(device);
+    if (!dv.variant) continue;  // the first variant registered
+    OpKernels* k = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& o : ops_) {
+        if (o.op() == d->name && o.device() == device) k = &o;
+      }
+    }
+    if (!k) continue;  // an op this device does not run (linear on the GPU)
+    if (!k->find(dv.variant)) {
+      throw Error(std::string(d->name) + "'s definition makes '" + dv.variant + "' its " +
+                  device_name(device) + " default, and no such variant is registered (" +
+                  list_names(*k) + ")");
+    }
+    k->set_default(dv.variant);
+    // A variant that hands its calls to another where this machine lacks its hardware (AMX)
+    // is not the default here: the one it hands over to is.
+    if (dv.without_its_hardware && !k->default_entry().runs_instead_note().empty()) {
+      k->set_default(dv.without_its_hardware);
+    }
+  }
+}
+
 const KernelEntry& meta_entry() {
   static const KernelEntry e = [] {
     KernelEntry k;
@@ -218,7 +238,11 @@ const KernelEntry& meta_entry() {
 Registry& registry() {
   static Registry* r = [] {
     auto* reg = new Registry();  // never destroyed: kernels may run during static teardown
-    register_builtin_kernels(*reg);
+    // Every built-in CPU kernel (each file registers itself: kernels/kernel_files.h), then each
+    // op's default from its definition. The CUDA kernels join when the backend library is
+    // loaded, on first GPU use (kernels/gpu_loader.cpp), so that a CPU run never maps cudart.
+    cpu_kernel_files().register_all(*reg);
+    reg->set_defaults(Device::cpu);
     return reg;
   }();
   return *r;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "kernels/bfloat16.h"
+#include "kernels/op_def.h"
 #include "kernels/types.h"
 #include "kernels/variant.h"
 
@@ -125,9 +126,11 @@ class OpKernels {
 
   const std::string& op() const { return op_; }
   Device device() const { return device_; }
-  // The op's cost formula in words, for `prism ops`: costs::formula (kernels/costs.h), the one
-  // table of them, whatever the device ("" for an op it does not know, a learner's test op).
-  const char* cost_formula() const;
+  // The op's definition (kernels/op_def.h): its class, its cost formula in words, its default
+  // variants; nullptr for an op with none (a learner's test op).
+  const OpDef* def() const { return find_op_def(op_); }
+  // The cost formula in words, for `prism ops` ("" where the op has no definition).
+  const char* cost_formula() const { return def() ? def()->cost_formula : ""; }
 
   template <template <class> class Args>
   KernelEntry& add(std::string name, VariantTag tag, std::string idea,
@@ -190,6 +193,10 @@ class Registry {
   // Like find, but an unknown op is an Error listing the ops that exist.
   const OpKernels& at(std::string_view op, Device device) const;
   std::vector<const OpKernels*> all() const;  // sorted by op name, then device
+  // Makes each op's default on `device` the variant its definition names (kernels/op_def.h):
+  // called once a device's kernels are registered. A definition naming a variant the op lacks
+  // is an Error naming both. (`defs`: the whole list but in a test.)
+  void set_defaults(Device device, const std::vector<const OpDef*>& defs = op_defs());
 
  private:
   mutable std::mutex mu_;

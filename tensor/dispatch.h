@@ -1,6 +1,6 @@
 // The instrumented dispatcher every op front end goes through (DESIGN.md, "life of an op").
 //
-//   static detail::OpHandle op("exp");            // resolved once: the op's kernels
+//   static detail::OpHandle op(kernels::ops::exp); // the op's definition (kernels/ops/<op>/op.h)
 //   const auto& k = op.kernel(x.device(), x.dtype());   // registry choice for this call
 //   detail::OpRecordScope rec(op, k, x.device(), {&x}, [&] { return cost; });
 //   Tensor y = empty(...);                         // allocation inside the record: attributed
@@ -20,7 +20,8 @@ namespace prism::detail {
 
 class OpHandle {
  public:
-  explicit OpHandle(const char* name) : name_(name) {}
+  // By its definition, never a string: the op is named in one place (kernels/op_def.h).
+  explicit OpHandle(const kernels::OpDef& def) : name_(def.name) {}
   const char* name() const { return name_; }
   // The kernel variant that runs for this device and dtype now (overrides applied).
   const kernels::KernelEntry& kernel(Device device, DType dtype);

@@ -126,7 +126,6 @@ void register_im2col(Registry& r) {
                        "each window row one run, the padding found once per row",
                        &im2col_runs<float>)
       .also<Conv2dArgs, BFloat16>(&im2col_runs<BFloat16>);
-  r.op("im2col", Device::cpu).set_default("optimized");
   r.op("col2im", Device::cpu)
       .add<Conv2dArgs>("naive", VariantTag::naive,
                        "each patch gradient added to the input element it came from", &col2im);
@@ -134,7 +133,6 @@ void register_im2col(Registry& r) {
       .add<Conv2dArgs>("optimized", VariantTag::optimized,
                        "each window row added as one run, the padding found once per row",
                        &col2im_runs);
-  r.op("col2im", Device::cpu).set_default("optimized");
 }
 PRISM_CPU_KERNELS(125, register_im2col);
 

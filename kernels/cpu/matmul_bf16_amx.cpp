@@ -244,7 +244,6 @@ void register_matmul_bf16_amx(Registry& r) {
                          "the CPU or the OS offers no AMX",
                          &matmul_bf16_amx)
       .runs_instead = &amx_runs_instead;
-  if (amx_usable()) op.set_default("amx");
 }
 PRISM_CPU_KERNELS(102, register_matmul_bf16_amx);
 

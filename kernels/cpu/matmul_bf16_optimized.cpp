@@ -225,7 +225,6 @@ void register_matmul_bf16_optimized(Registry& r) {
                          "packed panels, AVX512-BF16 vdpbf16ps 12x32 microkernel, threads over "
                          "rows (portable microkernel where the CPU lacks it)",
                          &matmul_bf16_optimized);
-  op.set_default("optimized");
 }
 PRISM_CPU_KERNELS(101, register_matmul_bf16_optimized);
 

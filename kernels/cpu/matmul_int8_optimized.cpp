@@ -245,8 +245,6 @@ void register_matmul_int8_optimized(Registry& r) {
                          "AVX512-VNNI vpdpbusd on u8 (a + 128) x s8 with a column-sum "
                          "correction, 4x32 register blocks; portable path without VNNI",
                          &matmul_int8_optimized);
-  // The default: 2.2-2.8x the fp32 matmul at batch 64 (see the top of this file).
-  op.set_default("optimized");
 }
 PRISM_CPU_KERNELS(103, register_matmul_int8_optimized);
 

@@ -25,6 +25,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/attention/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -33,7 +34,8 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_attention("attention"), op_attention_bw("attention_backward");
+detail::OpHandle op_attention(kernels::ops::attention),
+    op_attention_bw(kernels::ops::attention_backward);
 
 struct Sizes {
   int64_t batch, heads, lq, lk, d;

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/conv2d/op.h"
 #include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -30,9 +31,9 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_conv2d("conv2d");
-detail::OpHandle op_conv2d_bw_input("conv2d_backward_input");
-detail::OpHandle op_conv2d_bw_weight("conv2d_backward_weight");
+detail::OpHandle op_conv2d(kernels::ops::conv2d);
+detail::OpHandle op_conv2d_bw_input(kernels::ops::conv2d_backward_input);
+detail::OpHandle op_conv2d_bw_weight(kernels::ops::conv2d_backward_weight);
 
 // Sizes of one convolution, shared by the forward and both gradients.
 struct Geometry {

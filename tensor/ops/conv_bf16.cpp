@@ -10,6 +10,7 @@
 // Backward keeps xb and wb (2 bytes an element), not the patches (kh kw times larger): the
 // unfolding is recomputed, as the fused float32 kernels do (kernels/cpu/conv_im2col.cpp).
 #include "kernels/costs.h"
+#include "kernels/ops/conv2d/op.h"
 #include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -19,8 +20,8 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_im2col("im2col");
-detail::OpHandle op_col2im("col2im");
+detail::OpHandle op_im2col(kernels::ops::im2col);
+detail::OpHandle op_col2im(kernels::ops::col2im);
 
 struct ConvShape {
   int64_t n, c, h, w, o, kh, kw, ho, wo, stride, padding;

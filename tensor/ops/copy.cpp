@@ -8,6 +8,7 @@
 
 #include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/ops/copy/op.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -19,7 +20,7 @@ namespace prism {
 
 namespace detail {
 
-OpHandle g_copy("copy");
+OpHandle g_copy(kernels::ops::copy);
 
 namespace {
 template <class T>
@@ -104,7 +105,7 @@ Tensor to_device(const Tensor& x, Device device) {
   Tensor out;
   {
     // Recorded on the GPU side of the copy, so the GPU timer brackets the transfer.
-    const char* op = device == Device::cuda ? "to_cuda" : "to_cpu";
+    const char* op = (device == Device::cuda ? kernels::ops::to_cuda : kernels::ops::to_cpu).name;
     detail::OpRecordScope rec(op, "", Device::cuda, {&src},
                               [&] { return costs::copy(src.numel(), src.element_size()); });
     out = detail::empty_like_shape(src.shape(), src.dtype(), device);
@@ -118,8 +119,9 @@ Tensor to_device(const Tensor& x, Device device) {
     }
   }
   const Device from = x.device();
-  autograd::record(out, device == Device::cuda ? "to_cuda" : "to_cpu", {&x},
-                   [from](const Tensor& g, autograd::Grads& grads) {
+  autograd::record(out,
+                   (device == Device::cuda ? kernels::ops::to_cuda : kernels::ops::to_cpu).name,
+                   {&x}, [from](const Tensor& g, autograd::Grads& grads) {
                      grads.set(0, "to.dx", [&] { return to_device(g, from); });
                    });
   return out;

@@ -4,6 +4,7 @@
 // elements once + the output. Gradients of a broadcast input are summed back to its shape
 // (sum_to), which the profile shows as a "sum" row in the backward phase.
 #include "kernels/costs.h"
+#include "kernels/ops/elementwise/op.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -74,11 +75,15 @@ Tensor binary_forward(OpHandle& op, const Tensor& a, const Tensor& b) {
   return out;
 }
 
-OpHandle op_add("add"), op_sub("sub"), op_mul("mul"), op_div("div"), op_pow("pow");
-OpHandle op_neg("neg"), op_exp("exp"), op_log("log"), op_sqrt("sqrt"), op_relu("relu");
-OpHandle op_gelu("gelu"), op_tanh("tanh"), op_sigmoid("sigmoid"), op_silu("silu");
-OpHandle op_relu_bw("relu_backward"), op_gelu_bw("gelu_backward"), op_silu_bw("silu_backward");
-OpHandle op_tanh_bw("tanh_backward"), op_sigmoid_bw("sigmoid_backward");
+OpHandle op_add(kernels::ops::add), op_sub(kernels::ops::sub), op_mul(kernels::ops::mul),
+    op_div(kernels::ops::div), op_pow(kernels::ops::pow);
+OpHandle op_neg(kernels::ops::neg), op_exp(kernels::ops::exp), op_log(kernels::ops::log),
+    op_sqrt(kernels::ops::sqrt), op_relu(kernels::ops::relu);
+OpHandle op_gelu(kernels::ops::gelu), op_tanh(kernels::ops::tanh),
+    op_sigmoid(kernels::ops::sigmoid), op_silu(kernels::ops::silu);
+OpHandle op_relu_bw(kernels::ops::relu_backward), op_gelu_bw(kernels::ops::gelu_backward),
+    op_silu_bw(kernels::ops::silu_backward);
+OpHandle op_tanh_bw(kernels::ops::tanh_backward), op_sigmoid_bw(kernels::ops::sigmoid_backward);
 
 // A 0-d tensor holding v, with t's dtype and device, for tensor-scalar arithmetic.
 Tensor like(double v, const Tensor& t) {

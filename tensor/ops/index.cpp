@@ -2,6 +2,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/index/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/internal.h"
@@ -12,8 +13,8 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_gather("gather"), op_scatter_add("scatter_add");
-detail::OpHandle op_index_select("index_select"), op_index_add("index_add");
+detail::OpHandle op_gather(kernels::ops::gather), op_scatter_add(kernels::ops::scatter_add);
+detail::OpHandle op_index_select(kernels::ops::index_select), op_index_add(kernels::ops::index_add);
 
 void check_index(const char* op, const Tensor& index) {
   detail::check_defined(op, index);

@@ -27,6 +27,8 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/linear/op.h"
+#include "kernels/ops/matmul/op.h"
 #include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -37,8 +39,8 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_linear("linear");
-detail::OpHandle op_matmul("matmul");
+detail::OpHandle op_linear(kernels::ops::linear);
+detail::OpHandle op_matmul(kernels::ops::matmul);
 
 // A 2-D operand as the kernel reads it: data and strides.
 struct Operand {

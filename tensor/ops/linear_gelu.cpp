@@ -21,6 +21,8 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/elementwise/op.h"
+#include "kernels/ops/linear_gelu/op.h"
 #include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -31,8 +33,8 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_linear_gelu("linear_gelu");
-detail::OpHandle op_gelu_grad("gelu_backward");
+detail::OpHandle op_linear_gelu(kernels::ops::linear_gelu);
+detail::OpHandle op_gelu_grad(kernels::ops::gelu_backward);
 
 // The linear layer's operands, and at least one feature in and out.
 void check_linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/cross_entropy/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -26,7 +27,8 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_cross_entropy("cross_entropy"), op_cross_entropy_bw("cross_entropy_backward");
+detail::OpHandle op_cross_entropy(kernels::ops::cross_entropy),
+    op_cross_entropy_bw(kernels::ops::cross_entropy_backward);
 
 void check_cross_entropy(const Tensor& logits, const Tensor& target) {
   const char* op = "cross_entropy";

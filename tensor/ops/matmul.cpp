@@ -7,6 +7,7 @@
 
 #include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/ops/matmul/op.h"
 #include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -17,7 +18,7 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_matmul("matmul");
+detail::OpHandle op_matmul(kernels::ops::matmul);
 
 // Strides of a [batch..., r, c] operand expanded to `batch` batch dims, flattened to one batch
 // stride. Returns false if the batch dims do not merge into one (then we copy).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/matmul_bf16/op.h"
 #include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -17,7 +18,7 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_matmul_bf16("matmul_bf16");
+detail::OpHandle op_matmul_bf16(kernels::ops::matmul_bf16);
 
 // The batch dims of t (all but the last two) as one stride; false if they do not merge.
 bool batch_stride(const Tensor& t, int64_t& bs) {

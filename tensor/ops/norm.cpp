@@ -24,6 +24,8 @@
 #include <utility>
 
 #include "kernels/costs.h"
+#include "kernels/ops/layer_norm/op.h"
+#include "kernels/ops/rms_norm/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
@@ -33,8 +35,10 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_layer_norm("layer_norm"), op_layer_norm_bw("layer_norm_backward");
-detail::OpHandle op_rms_norm("rms_norm"), op_rms_norm_bw("rms_norm_backward");
+detail::OpHandle op_layer_norm(kernels::ops::layer_norm),
+    op_layer_norm_bw(kernels::ops::layer_norm_backward);
+detail::OpHandle op_rms_norm(kernels::ops::rms_norm),
+    op_rms_norm_bw(kernels::ops::rms_norm_backward);
 
 using detail::RowsView;
 

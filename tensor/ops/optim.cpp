@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/optim/op.h"
 #include "tensor/dispatch.h"
 #include "tensor/optim_ops.h"
 
@@ -22,7 +23,7 @@ namespace {
 
 using detail::OpHandle;
 
-OpHandle op_sgd("sgd_update"), op_adam("adam_update");
+OpHandle op_sgd(kernels::ops::sgd_update), op_adam(kernels::ops::adam_update);
 
 std::string num(double v) {
   char buf[32];

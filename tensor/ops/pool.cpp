@@ -15,6 +15,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/pool2d/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/ops.h"
@@ -23,8 +24,10 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_max_pool("max_pool2d"), op_max_pool_bw("max_pool2d_backward");
-detail::OpHandle op_avg_pool("avg_pool2d"), op_avg_pool_bw("avg_pool2d_backward");
+detail::OpHandle op_max_pool(kernels::ops::max_pool2d),
+    op_max_pool_bw(kernels::ops::max_pool2d_backward);
+detail::OpHandle op_avg_pool(kernels::ops::avg_pool2d),
+    op_avg_pool_bw(kernels::ops::avg_pool2d_backward);
 
 struct PoolGeometry {
   int64_t n, c, h, w, ho, wo, kernel, stride, padding;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/matmul_int8/op.h"
 #include "tensor/dispatch.h"
 #include "tensor/quantized_ops.h"
 
@@ -14,8 +15,8 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_quantize("quantize_int8");
-detail::OpHandle op_matmul_int8("matmul_int8");
+detail::OpHandle op_quantize(kernels::ops::quantize_int8);
+detail::OpHandle op_matmul_int8(kernels::ops::matmul_int8);
 
 // |acc| <= k 127^2 must fit int32: k < 2^31 / 127^2 = 133,144.
 constexpr int64_t kMaxInt8Depth = 133144;

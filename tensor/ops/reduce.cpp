@@ -12,6 +12,7 @@
 
 #include "kernels/costs.h"
 #include "kernels/gpu_runtime.h"
+#include "kernels/ops/reduce/op.h"
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
@@ -24,7 +25,8 @@ namespace prism {
 namespace {
 
 using detail::OpHandle;
-OpHandle op_sum("sum"), op_mean("mean"), op_max("max"), op_argmax("argmax");
+OpHandle op_sum(kernels::ops::sum), op_mean(kernels::ops::mean), op_max(kernels::ops::max),
+    op_argmax(kernels::ops::argmax);
 
 struct Plan {
   Tensor view;  // x with kept dims first, reduced dims last (maybe a contiguous copy)

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/softmax/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
@@ -15,8 +16,9 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_softmax("softmax"), op_log_softmax("log_softmax");
-detail::OpHandle op_softmax_bw("softmax_backward"), op_log_softmax_bw("log_softmax_backward");
+detail::OpHandle op_softmax(kernels::ops::softmax), op_log_softmax(kernels::ops::log_softmax);
+detail::OpHandle op_softmax_bw(kernels::ops::softmax_backward),
+    op_log_softmax_bw(kernels::ops::log_softmax_backward);
 
 // x with `dim` moved last, as [rows, cols] (detail::rows_view), and the permutation that moved it.
 struct PermutedRows {

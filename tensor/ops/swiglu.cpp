@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "kernels/costs.h"
+#include "kernels/ops/swiglu/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"
 #include "tensor/layout.h"
@@ -28,7 +29,7 @@ namespace prism {
 
 namespace {
 
-detail::OpHandle op_swiglu("swiglu"), op_swiglu_bw("swiglu_backward");
+detail::OpHandle op_swiglu(kernels::ops::swiglu), op_swiglu_bw(kernels::ops::swiglu_backward);
 
 using detail::RowsView;
 

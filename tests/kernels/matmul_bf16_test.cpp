@@ -25,6 +25,7 @@
 
 #include "kernels/args.h"
 #include "kernels/costs.h"
+#include "kernels/ops/matmul_bf16/op.h"
 #include "kernels/registry.h"
 
 namespace prism::kernels {
@@ -147,7 +148,7 @@ TEST_CASE("matmul_bf16: cost counts bf16 inputs at 2 bytes and the float32 outpu
   CHECK(c.macs == 360);
   CHECK(c.flops == 720);
   CHECK(c.bytes == 468);
-  CHECK(std::string(costs::formula("matmul_bf16")).find("bf16") != std::string::npos);
+  CHECK(std::string(kernels::ops::matmul_bf16.cost_formula).find("bf16") != std::string::npos);
 }
 
 }  // namespace

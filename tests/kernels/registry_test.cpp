@@ -475,8 +475,9 @@ void f32_binary(const BinaryArgs<float>&) {}
 TEST_CASE("registration rules on a private registry") {
   Registry r;
   OpKernels& k = r.op("op1", Device::cpu);
-  CHECK(std::string_view(k.cost_formula()).empty());  // an op outside kernels/cost_formulas.cpp
-  CHECK_THROWS_AS(k.default_entry(), Error);          // nothing registered yet
+  CHECK(k.def() == nullptr);  // an op with no definition under kernels/ops/
+  CHECK(std::string_view(k.cost_formula()).empty());
+  CHECK_THROWS_AS(k.default_entry(), Error);  // nothing registered yet
   k.add<UnaryArgs>("naive", VariantTag::naive, "plain loop", &f32_unary, &f64_unary);
   k.add<UnaryArgs>("fast32", VariantTag::optimized, "float only", &f32_unary);
   CHECK_THROWS_WITH_AS(k.add<UnaryArgs>("naive", VariantTag::naive, "again", &f32_unary),
