@@ -397,7 +397,7 @@ struct Conv2dArgs {
   int64_t stride, padding;
 };
 
-// How the CPU im2col variants (kernels/cpu/conv_im2col.cpp) split a batch over threads: into
+// How the CPU im2col variants (kernels/ops/conv2d/im2col_gemm.cpp) split a batch over threads: into
 // chunks of whole images, each chunk at least kConvChunkMacs multiply-adds (the measured
 // crossover, docs/PERFORMANCE.md "Threads"). conv2d_backward_weight sums over the images, so
 // its chunks each add their images into a partial [o, c kh kw] sum (chunk 0 into dw itself) and
@@ -514,7 +514,7 @@ inline int64_t attention_tiled_workspace(int64_t lq, int64_t d, int64_t workers)
   return workers * (4 * b * d + 2 * b * b + 2 * b + lq);
 }
 
-// y = gelu(z), z = x weight^T + bias (GELU's tanh approximation, kernels/cpu/elementwise_math.h):
+// y = gelu(z), z = x weight^T + bias (GELU's tanh approximation, kernels/ops/elementwise/math.h):
 // x [rows, in] strided, weight [out, in] strided (a Linear layer's weight as it is stored),
 // bias [out] or null. y is contiguous [rows, out]; z, when not null, receives the
 // pre-activation (contiguous [rows, out]) that backward needs: gelu'(z).

@@ -1,7 +1,7 @@
 // Every elementwise op and the functor that computes it, listed once for both devices: the CPU
-// (kernels/cpu/elementwise_math.h) and the GPU (kernels/cuda/elementwise_math.cuh) each define
+// (kernels/ops/elementwise/math.h) and the GPU (kernels/ops/elementwise/math.cuh) each define
 // a functor of every name below, and each registers the whole list (elementwise_naive.cpp,
-// elementwise.cu) by expanding it with a macro of its own:
+// kernels/ops/elementwise/elementwise.cu) by expanding it with a macro of its own:
 //   #define PRISM_ADD_UNARY(Functor, op) add_unary<Functor>(r, op);
 //   PRISM_UNARY_OPS(PRISM_ADD_UNARY)
 // So an elementwise op is its two functors and one line here.

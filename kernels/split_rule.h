@@ -13,12 +13,12 @@
 //   work_scale(t) = max(1, ceil(R(t) / kReferenceRegionMicros))
 //
 // is the number of chunks each of t threads must get (parallel.h's threads_for) and the factor
-// on the matmul thresholds (kernels/cpu/matmul_optimized.cpp, eigen_threads.h,
-// linear_gelu_fused.cpp). R(t) is what `prism machine` measured and cached (region_us, median,
-// team awake, as a training step's ops come back to back); the CLI installs it when a command
-// starts (cli/threads.cpp: install_split_rule). Where nothing is installed, and on a machine whose
-// regions cost no more than the reference's, the scale is 1: the rule the chunk sizes were
-// measured for. A cheaper region does not lower it: the chunks would have to shrink, and with
+// on the matmul thresholds (kernels/ops/matmul/optimized.cpp, eigen_threads.h,
+// kernels/ops/linear_gelu/fused.cpp). R(t) is what `prism machine` measured and cached (region_us,
+// median, team awake, as a training step's ops come back to back); the CLI installs it when a
+// command starts (cli/threads.cpp: install_split_rule). Where nothing is installed, and on a
+// machine whose regions cost no more than the reference's, the scale is 1: the rule the chunk sizes
+// were measured for. A cheaper region does not lower it: the chunks would have to shrink, and with
 // them the order of every chunked sum.
 //
 // The rule assumes a chunk takes about as long as on the reference core; a core much faster per

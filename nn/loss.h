@@ -8,8 +8,8 @@
 //
 // cross_entropy never takes the log of a softmax that may have underflowed to 0: per row it
 // computes log(sum_k exp(x_k - max)) + max - x_label, and it never builds the [N, C]
-// log-probabilities at all (kernels/cpu/cross_entropy.cpp). Its gradient is the well-known
-// softmax(x) - onehot(label) (divided by N for the mean), computed in one pass.
+// log-probabilities at all (kernels/ops/cross_entropy/cross_entropy.cpp). Its gradient is the
+// well-known softmax(x) - onehot(label) (divided by N for the mean), computed in one pass.
 // Reduction::sum gives the sum over the batch instead of the mean.
 //
 // Bad input (shapes, dtypes, labels outside [0, C)) is a prism::Error naming the loss.

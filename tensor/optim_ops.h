@@ -2,8 +2,8 @@
 //
 // Each call updates one parameter tensor, and its optimizer state, in place with one kernel
 // ("sgd_update", "adam_update"). Variants: "fused" (the default, one loop,
-// kernels/cpu/optim_fused.cpp) and "per_tensor" (one pass per elementary op, as a framework
-// without fusion runs it, kernels/cpu/optim_per_tensor.cpp); their results agree bit for bit.
+// kernels/ops/optim/fused.cpp) and "per_tensor" (one pass per elementary op, as a framework
+// without fusion runs it, kernels/ops/optim/per_tensor.cpp); their results agree bit for bit.
 // They are ordinary ops: checked, costed (kernels/costs.h, docs/COSTS.md), dispatched through
 // the registry and recorded by the profiler, in whatever phase is current (optimizers set
 // Phase::optimizer). They are never recorded by autograd: an update is not differentiable.

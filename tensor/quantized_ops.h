@@ -17,7 +17,7 @@ Tensor quantize(const Tensor& x, float scale);
 // a int8 [m, k] (any strides; the quantized activations, all quantized with a_scale), w int8
 // [n, k] (any strides; a Linear's weight layout), w_scale float32 [n] (per output channel),
 // bias float32 [n] or undefined -> float32 [m, n]. The products are summed exactly in int32,
-// so every variant gives the same bits (kernels/cpu/matmul_int8_epilogue.h says where float
+// so every variant gives the same bits (kernels/ops/matmul_int8/epilogue.h says where float
 // rounding enters). CPU only.
 Tensor matmul_int8(const Tensor& a, float a_scale, const Tensor& w, const Tensor& w_scale,
                    const Tensor& bias);

@@ -57,13 +57,13 @@ const char* const kSum1 =
     "col_stride in the inner loop.";
 const char* const kSum2 =
     "a single sum is one chain of dependent adds, one add per add latency. Keep several partial "
-    "sums (8, 16, 32) and add them at the end (kernels/cpu/reduce_optimized.cpp).";
+    "sums (8, 16, 32) and add them at the end (kernels/ops/reduce/optimized.cpp).";
 // For tier 2 missed only on the views read through a transpose.
 const char* const kSum2Transposed =
     "your kernel holds on row-major rows and loses on the transposed view: there col_stride is "
     "not 1 but row_stride is, so walking a row touches a new cache line per element. Swap the "
     "loops: add whole rows (unit stride) into a line of partial sums, one per output "
-    "(kernels/cpu/reduce_optimized.cpp).";
+    "(kernels/ops/reduce/optimized.cpp).";
 
 Exercise make_exercise() {
   return {

@@ -21,7 +21,7 @@ const char* const kPackB =
 const char* const kTile3 =
     "pack the panels of A and B into contiguous buffers in the order the tile reads them (that "
     "also makes a transposed B cost nothing), and block k so a panel of B stays in L2 "
-    "(kernels/cpu/matmul_optimized.cpp).";
+    "(kernels/ops/matmul/optimized.cpp).";
 
 Exercise make_exercise() {
   return {

@@ -12,7 +12,7 @@
 // and computes
 //   z[r][c] = sum_p x[r][p] weight[c][p] + bias[c]                 (z = x W^T + b)
 //   y[r][c] = gelu(z[r][c]),  gelu(v) = 0.5 v (1 + tanh(s (v + 0.044715 v^3))),  s = sqrt(2/pi)
-// (GELU's tanh approximation, prism's: kernels/cpu/elementwise_math.h, math::Gelu).
+// (GELU's tanh approximation, prism's: kernels/ops/elementwise/math.h, math::Gelu).
 //
 // The unfused way (the `unfused` variant) is three passes over the whole output: the product
 // into y, then y += b, then y = gelu(y). Past the caches, the second and third passes each read

@@ -285,7 +285,7 @@ const char* const kTier1ManyRows =
 const char* const kTier2Hint =
     "each thread's loop is one chain of dependent adds, one add per add latency. Keep 16 or 32 "
     "partial sums in double inside each chunk (element i to sum i mod 32) and fold them at the "
-    "end, as exercise 02's tier 2 and kernels/cpu/reduce_optimized.cpp do: then two threads "
+    "end, as exercise 02's tier 2 and kernels/ops/reduce/optimized.cpp do: then two threads "
     "run two fast loops instead of two slow ones.";
 
 // The kernel exercise at `threads` OpenMP threads (its tier names say how many).

@@ -243,12 +243,12 @@ std::vector<Tier> gpu_tiers() {
        "the loads must be coalesced (the 32 threads of a warp read 32 consecutive floats) and "
        "the product loop unrolled (#pragma unroll). The reference solution does both and still "
        "measured 1.29x and 1.46x of prism's kernel on an H200 (1024, 4096), the cause not yet "
-       "established: compare with kernels/cuda/matmul_tiled.cu (launch bounds, a "
+       "established: compare with kernels/ops/matmul/tiled.cu (launch bounds, a "
        "one-dimensional grid of tiles, no padding) and time each difference."},
       {"within 3x of cuBLAS", "reference", 3.0,
        "one output per thread costs two shared-memory loads per multiply-add. Let each thread "
        "compute a small block of C (4 x 4 or 8 x 8) in registers, so each value loaded from "
-       "shared memory feeds 4 or 8 multiply-adds (kernels/cuda/matmul_tile.cuh)."},
+       "shared memory feeds 4 or 8 multiply-adds (kernels/ops/matmul/tile.cuh)."},
   };
 }
 

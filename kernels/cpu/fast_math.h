@@ -1,5 +1,5 @@
 // tanh, erf and a full-range exp for float32 that a compiler can vectorise, for the elementwise
-// kernels (kernels/cpu/elementwise_fast.h): GELU, tanh, sigmoid, SiLU and their gradients.
+// kernels (kernels/ops/elementwise/fast.h): GELU, tanh, sigmoid, SiLU and their gradients.
 //
 // Why: a loop that calls std::tanh or std::exp per element is a loop of function calls (tanhf is
 // about 19 ns an element here, 2% of the memory roof for GELU); GCC will not vectorise it without

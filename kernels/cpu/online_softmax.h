@@ -1,6 +1,6 @@
 // The online max and sum of exponentials of one row: the first pass of the fused softmax,
-// log_softmax and cross-entropy kernels (kernels/cpu/softmax_online.cpp,
-// kernels/cpu/cross_entropy.cpp).
+// log_softmax and cross-entropy kernels (kernels/ops/softmax/online.cpp,
+// kernels/ops/cross_entropy/cross_entropy.cpp).
 //
 // A softmax needs m = max_j x_j and s = sum_j exp(x_j - m) before it can write anything. The
 // textbook way reads the row twice for them (once for m, once for s). The online way

@@ -17,7 +17,7 @@
 // register to the previous one (col2im's rows, Wo of W elements apart) loads through the
 // footprint of a masked store still in the store buffer, which cannot forward to it: the load
 // waits for the store to reach the cache (11 us an image against 2.8 us for a plain loop; see
-// conv_im2col.cpp's col2im_add).
+// kernels/ops/conv2d/im2col_gemm.cpp's col2im_add).
 //
 // Measured on the CNN's second conv (16->32 channels, 3x3 on 13x13, batch 64, 1 thread; see
 // docs/PERFORMANCE.md, "Conv at one thread"): im2col went from about 6 us to about 2 us an image.
@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/matmul_simd.h"
+#include "kernels/ops/matmul/simd.h"
 
 namespace prism::kernels::cpu {
 

@@ -1,6 +1,6 @@
 // The online max and sum of exponentials of a row, on the GPU: the statistics pass of the
-// "online" softmax, log_softmax and the fused cross-entropy (kernels/cuda/softmax.cu,
-// kernels/cuda/cross_entropy.cu; the CPU version is kernels/cpu/online_softmax.h).
+// "online" softmax, log_softmax and the fused cross-entropy (kernels/ops/softmax/softmax.cu,
+// kernels/ops/cross_entropy/cross_entropy.cu; the CPU version is kernels/cpu/online_softmax.h).
 //
 // Milakov & Gimelshein (2018): keep the sum relative to the largest value seen so far and
 // rescale it when a larger one arrives,
@@ -19,8 +19,8 @@
 
 #include <limits>
 
-#include "kernels/cuda/elementwise_math.cuh"
 #include "kernels/cuda/row_reduce.cuh"
+#include "kernels/ops/elementwise/math.cuh"
 
 namespace prism::kernels::cuda {
 

@@ -1,4 +1,4 @@
-// The descriptions (OpInfo) of im2col and col2im (kernels/cpu/im2col.cpp), the unfolding a
+// The descriptions (OpInfo) of im2col and col2im (kernels/ops/conv2d/unfold.cpp), the unfolding a
 // convolution under the bf16 autocast policy runs as ops of their own. Float32 cases: im2col
 // copies elements whatever their dtype, col2im adds in float32.
 //

@@ -4,11 +4,11 @@
 // The kernels read q, k and v through their strides (kernels/args.h, AttentionArgs), so the
 // heads a MultiHeadAttention splits out of its qkv projection with a permute are not copied.
 //
-// Variants (kernels/cpu/attention_naive.cpp, attention_flash.cpp) differ in memory: the naive
-// one keeps every head's Lq x Lk scores, the flash one 128 x 128 tiles per thread. That scratch
-// is allocated here, inside the op's record and tagged temporary, so the profile's allocation
-// columns show it (a buffer a kernel made for itself would be invisible to the tracker). The
-// size follows the variant's tag: naive, reference and learners' (user) kernels get the full
+// Variants (kernels/ops/attention/naive.cpp, kernels/ops/attention/flash.cpp) differ in memory: the
+// naive one keeps every head's Lq x Lk scores, the flash one 128 x 128 tiles per thread. That
+// scratch is allocated here, inside the op's record and tagged temporary, so the profile's
+// allocation columns show it (a buffer a kernel made for itself would be invisible to the tracker).
+// The size follows the variant's tag: naive, reference and learners' (user) kernels get the full
 // score matrix, optimized and fused ones the tiled workspace. On the meta device the variant
 // the CPU would run decides, so `prism summary` reports the same memory as a real run.
 //

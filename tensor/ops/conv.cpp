@@ -123,7 +123,7 @@ void run_conv(const kernels::KernelEntry& k, const Geometry& g, const Tensor& x,
 }
 
 // Elements of scratch for a non-naive variant. On the GPU, patch matrices for a chunk of images
-// per GEMM, to fill its SMs (kernels/cuda/conv_im2col.cu): as many as fit in 2^25 elements
+// per GEMM, to fill its SMs (kernels/ops/conv2d/im2col_gemm.cu): as many as fit in 2^25 elements
 // (128 MB in float32), at least one. On the CPU, one image's patch matrix per thread that will
 // run (and dw's partial sums), as kernels/args.h's conv_im2col_workspace says.
 int64_t workspace_elements(const Geometry& g, Device dev, bool weight_grad) {

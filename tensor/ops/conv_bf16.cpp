@@ -8,7 +8,7 @@
 //   dw = sum_n gb[n] @ patches[n]^T                       patches recomputed from the saved xb
 //   db = sum of dy over N, H, W                           float32, as without the policy
 // Backward keeps xb and wb (2 bytes an element), not the patches (kh kw times larger): the
-// unfolding is recomputed, as the fused float32 kernels do (kernels/cpu/conv_im2col.cpp).
+// unfolding is recomputed, as the fused float32 kernels do (kernels/ops/conv2d/im2col_gemm.cpp).
 #include "kernels/costs.h"
 #include "kernels/ops/conv2d/op.h"
 #include "tensor/autocast.h"

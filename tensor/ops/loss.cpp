@@ -2,11 +2,11 @@
 //
 // The composed form, nll_loss(log_softmax(logits, 1), target), makes an [N, C] tensor of
 // log-probabilities only to read N of its entries. This op's default kernel ("fused",
-// kernels/cpu/cross_entropy.cpp) computes each row's log-sum-exp online and reads the target's
-// logit directly, so forward allocates the 0-d loss and, in grad mode, N float64 lse values for
-// backward, and nothing of size N x C. The "composed" variant (tag naive) keeps the two-step
-// algorithm for comparison; its [N, C] buffer is allocated here, inside the op's record, as a
-// temporary, so the profile's allocation columns show the difference.
+// kernels/ops/cross_entropy/cross_entropy.cpp) computes each row's log-sum-exp online and reads the
+// target's logit directly, so forward allocates the 0-d loss and, in grad mode, N float64 lse
+// values for backward, and nothing of size N x C. The "composed" variant (tag naive) keeps the
+// two-step algorithm for comparison; its [N, C] buffer is allocated here, inside the op's record,
+// as a temporary, so the profile's allocation columns show the difference.
 //
 // Backward is one op, cross_entropy_backward ("cross_entropy.dlogits"):
 //   dlogits = (softmax(logits) - onehot(target)) * g / N     (g, not g / N, for the sum)
@@ -55,7 +55,7 @@ void check_cross_entropy(const Tensor& logits, const Tensor& target) {
     throw Error("cross_entropy: no classes (input " + logits.shape().str() + ")");
   }
   // meta: no values to read. cuda: the values live on the GPU, where the kernels check them
-  // (kernels/cuda/cross_entropy.cu) and throw this same message for the first bad one.
+  // (kernels/ops/cross_entropy/cross_entropy.cu) and throw this same message for the first bad one.
   if (target.device() != Device::cpu) return;
   const int64_t c = logits.size(1);
   const int64_t* t = target.data<int64_t>();

@@ -8,10 +8,10 @@
 // allocated nor written.
 //
 // Backward is one op, layer_norm_backward, that writes dx, dweight and dbias together
-// (kernels/cpu/layer_norm.cpp has the math), recorded under the label "layer_norm.dx,dw,db".
-// The composed LayerNorm this op replaces in nn/ was eleven ops forward (mean, sub, mul, mean,
-// full + add for eps, sqrt, div, mul, add) each with its own [rows, D] buffer, and more than
-// twice that backward.
+// (kernels/ops/layer_norm/layer_norm.cpp has the math), recorded under the label
+// "layer_norm.dx,dw,db". The composed LayerNorm this op replaces in nn/ was eleven ops forward
+// (mean, sub, mul, mean, full + add for eps, sqrt, div, mul, add) each with its own [rows, D]
+// buffer, and more than twice that backward.
 //
 // Variants (kernels/builtin.cpp has the default): "one_pass" (fused, Welford) and "two_pass"
 // (naive, mean then variance then output).

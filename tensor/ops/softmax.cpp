@@ -2,7 +2,7 @@
 //
 // The dim is moved last (a free permute) and the rest merged into rows, so the kernels see a
 // 2-D strided [rows, cols] view; the output is made contiguous in that order and permuted
-// back. Backward uses the saved output y (kernels/cpu/softmax_naive.cpp has the math).
+// back. Backward uses the saved output y (kernels/ops/softmax/naive.cpp has the math).
 #include <string>
 
 #include "kernels/costs.h"

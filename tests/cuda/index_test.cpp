@@ -3,7 +3,7 @@
 // adding into one destination), and the error for an index out of range.
 //
 // Tolerance: none. The forward ops copy values; the accumulating backward kernels add each
-// destination's sources in the CPU's order (kernels/cuda/index.cu: one thread owns each
+// destination's sources in the CPU's order (kernels/ops/index/index.cu: one thread owns each
 // destination, no atomics), so every result is bit for bit the CPU's.
 #include <doctest/doctest.h>
 

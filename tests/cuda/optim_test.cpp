@@ -3,7 +3,7 @@
 // several steps in a row, sizes 1, a prime and one past a block.
 //
 // Tolerance: none. The CPU kernels are compiled without FMA contraction and the GPU kernels
-// round every operation on its own with __fmul_rn, __fadd_rn, ... (kernels/cuda/optim.cu), in
+// round every operation on its own with __fmul_rn, __fadd_rn, ... (kernels/ops/optim/optim.cu), in
 // the same order; IEEE arithmetic, division and square root included, is then the same on both
 // devices, so parameters and state must agree bit for bit after every step.
 #include <doctest/doctest.h>

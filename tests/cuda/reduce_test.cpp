@@ -1,6 +1,6 @@
 // Reductions on the GPU against the CPU kernels: sum, mean, max, argmax over one dim, several
-// dims and everything, on the shapes that take each path of kernels/cuda/reduce.cu (a warp per
-// row, a block per row, rows split into chunks, the column layout with and without chunks),
+// dims and everything, on the shapes that take each path of kernels/ops/reduce/reduce.cu (a warp
+// per row, a block per row, rows split into chunks, the column layout with and without chunks),
 // transposed inputs, ties and NaN for max/argmax, empty input, and run-to-run determinism.
 //
 // Tolerances. The CPU reference is its "naive" kernel, which sums in double in row order.

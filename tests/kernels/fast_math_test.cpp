@@ -1,7 +1,8 @@
 // The vectorisable float32 functions of kernels/cpu/fast_math.h against double-precision libm,
 // in ulps, over the whole float range (a strided sweep of bit patterns) and densely where the risk
-// is; and the functors of kernels/cpu/elementwise_fast.h against those of elementwise_math.h:
-// float composites within their stated bounds of the exact value, double paths bit for bit.
+// is; and the functors of kernels/ops/elementwise/fast.h against those of
+// kernels/ops/elementwise/math.h: float composites within their stated bounds of the exact value,
+// double paths bit for bit.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,10 +12,10 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/cpu/elementwise_fast.h"
-#include "kernels/cpu/elementwise_math.h"
 #include "kernels/cpu/fast_math.h"
 #include "kernels/elementwise_ops.h"
+#include "kernels/ops/elementwise/fast.h"
+#include "kernels/ops/elementwise/math.h"
 
 namespace prism::kernels {
 namespace {

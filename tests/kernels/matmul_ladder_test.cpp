@@ -222,9 +222,10 @@ TEST_CASE("matmul ladder: the dot-product form (few outputs, long k, both operan
 }
 
 TEST_CASE("matmul ladder: split-k (few rows of C, a row-major B read in place, k >= 256)") {
-  // matmul_optimized.cpp, split_k_form: k is cut in two halves at every thread count. The MLP's
-  // dx = g @ W, an odd k (unequal halves) with edge tiles, two rows (serial: under the threads'
-  // threshold), the tallest C that qualifies, and a strided A (packed through its strides).
+  // kernels/ops/matmul/optimized.cpp, split_k_form: k is cut in two halves at every thread count.
+  // The MLP's dx = g @ W, an odd k (unequal halves) with edge tiles, two rows (serial: under the
+  // threads' threshold), the tallest C that qualifies, and a strided A (packed through its
+  // strides).
   const Case cases[] = {
       {{1, 64, 256, 256}},
       {{1, 67, 197, 509}},

@@ -20,7 +20,7 @@ namespace {
 // nothing next to its adds, short enough that one row of 10^6 has 62 chunks to share out.
 constexpr int64_t kChunk = 16384;
 // 32 independent chains of double adds: four AVX-512 registers of 8, enough to hide the add's
-// latency (exercise 02's tier 2; kernels/cpu/reduce_optimized.cpp).
+// latency (exercise 02's tier 2; kernels/ops/reduce/optimized.cpp).
 constexpr int kLanes = 32;
 
 // The sum of n elements x[0], x[s], x[2s], ... in kLanes lanes and a pairwise fold.

@@ -10,7 +10,7 @@
 //   acc += sum_{p < 32} As[ty][p] * Bs[p][tx]
 // and the block waits again before the next step overwrites the tiles. Each element of A and B
 // is read from global memory once per tile instead of once per output: 32 times less traffic
-// than the naive kernel (kernels/cuda/matmul_naive.cu).
+// than the naive kernel (kernels/ops/matmul/naive.cu).
 //
 // Coalescing. The 32 threads of a warp have the same ty and tx = 0..31. Loading As[ty][tx] =
 // A[i0 + ty, p0 + tx] makes a warp read 32 consecutive addresses when A's column stride is 1
