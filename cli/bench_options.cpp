@@ -35,6 +35,10 @@ analysis::BenchOptions bench_options(const BenchCliOptions& o) {
   b.seed = o.seed;
   b.model_options.image_size = o.image_size;
   b.model_options.block_size = o.block_size;
+  if (o.rope && !nn::is_language_model(o.model)) {
+    throw UsageError("--rope: rotary position embeddings are for the transformers, not " + o.model);
+  }
+  b.model_options.rope = o.rope;
   if (!o.data.empty() && o.image_size > 0) {
     // model_options_for takes the size from the data set's examples; a --image-size beside it
     // was silently dropped.

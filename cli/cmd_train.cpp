@@ -61,6 +61,10 @@ TrainRun set_up(const TrainOptions& o, dist::Comm* comm) {
   run.opt_name = o.optimizer.empty() ? def.optimizer : o.optimizer;
 
   nn::ModelOptions mo;
+  if (o.rope && !nn::is_language_model(o.model)) {
+    throw UsageError("--rope: rotary position embeddings are for the transformers, not " + o.model);
+  }
+  mo.rope = o.rope;
   if (nn::is_language_model(o.model)) mo.block_size = o.block_size > 0 ? o.block_size : 64;
   run.data = load_train_data(o.data, o.model, mo.block_size > 0 ? mo.block_size : 64, o.seed);
   const TrainData& data = run.data;

@@ -56,6 +56,7 @@ struct TrainOptions {
   std::string optimizer;            // sgd | adam | adamw, "" = the model's default
   std::string schedule = "cosine";  // cosine (to lr/100 over the run) | none
   int64_t block_size = 0;           // transformers: context length (default 64)
+  bool rope = false;                // transformers: rotary position embeddings, no wpe
   int threads = 0;
   std::string device = "cpu";  // cpu | cuda
   uint64_t seed = 42;
@@ -137,6 +138,7 @@ struct BenchCliOptions {
   uint64_t seed = 42;
   int64_t image_size = 0;   // image models: square input size (0: the model's)
   int64_t block_size = 0;   // transformers: context length (0: the model's)
+  bool rope = false;        // transformers: rotary position embeddings, no wpe
   std::string data;         // "": synthetic inputs; else a data set as `train --data` takes
   std::vector<double> qps;  // the server scenario's rates
   int max_batch = 8;

@@ -171,6 +171,12 @@ void add_demo_options(CLI::App& cmd, DemoOptions& o) {
       ->capture_default_str();
 }
 
+void add_rope(CLI::App& cmd, bool& rope) {
+  cmd.add_flag("--rope", rope,
+               "transformers: rotary position embeddings in every attention layer, no learned "
+               "position table");
+}
+
 void add_train_options(CLI::App& cmd, TrainOptions& o) {
   cmd.add_option(
          "model", o.model,
@@ -197,6 +203,7 @@ void add_train_options(CLI::App& cmd, TrainOptions& o) {
       ->capture_default_str();
   cmd.add_option("--block", o.block_size, "transformer context length (default 64)")
       ->check(whole_number(1, 1'000'000));
+  add_rope(cmd, o.rope);
   cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
       ->check(whole_number(1, 1024));
   cmd.add_option("--device", o.device, "where the model trains: cpu, or cuda (needs a GPU)")
@@ -403,6 +410,7 @@ void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json)
   add_model_seed(cmd, o.seed);
   add_image_size(cmd, o.image_size);
   add_block(cmd, o.block_size);
+  add_rope(cmd, o.rope);
   cmd.add_option("--device", o.device, "cpu, or cuda (needs a GPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();

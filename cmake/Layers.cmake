@@ -24,8 +24,14 @@ set(_prism_layers
   "examples:profiler,kernels,kernels/opinfo,kernels/lab,tensor,nn,analysis,examples")
 set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises examples bench tests modules)
 
+# An op folder's opinfo.cpp is part of kernels/opinfo (kernels/ops/<op>/opinfo.cpp), and its
+# drivers.cpp of the tests (tests/kernels/drivers.h), which may include anything.
 function(_prism_include_layer path out)  # "kernels/lab/x.h" -> kernels/lab; "kernels/x.h" -> kernels
-  if(path MATCHES "^kernels/(lab|opinfo)/")
+  if(path MATCHES "^kernels/ops/[a-z0-9_]+/opinfo\\.cpp$")
+    set(${out} kernels/opinfo PARENT_SCOPE)
+  elseif(path MATCHES "^kernels/ops/[a-z0-9_]+/drivers\\.cpp$")
+    set(${out} tests PARENT_SCOPE)
+  elseif(path MATCHES "^kernels/(lab|opinfo)/")
     string(REGEX REPLACE "^(kernels/[a-z]+)/.*" "\\1" _sub "${path}")
     set(${out} ${_sub} PARENT_SCOPE)
   else()
@@ -42,6 +48,10 @@ foreach(_entry ${_prism_layers})
   file(GLOB_RECURSE _files CONFIGURE_DEPENDS
        ${PROJECT_SOURCE_DIR}/${_layer}/*.h ${PROJECT_SOURCE_DIR}/${_layer}/*.cpp
        ${PROJECT_SOURCE_DIR}/${_layer}/*.cu ${PROJECT_SOURCE_DIR}/${_layer}/*.cuh)
+  if(_layer STREQUAL "kernels/opinfo")
+    file(GLOB _op_infos CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/ops/*/opinfo.cpp)
+    list(APPEND _files ${_op_infos})
+  endif()
   foreach(_file ${_files})
     file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR} ${_file})
     _prism_include_layer(${_rel} _own)

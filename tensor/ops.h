@@ -166,6 +166,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool re
 // backward ("swiglu_backward": dgate and dup at once).
 Tensor swiglu(const Tensor& gate, const Tensor& up);
 
+// ---- rotary position embeddings (tensor/ops/rope.cpp) -----------------------------------------
+// x [T, D], [N, T, D] or [B, H, T, D], D even: each row at position pos0 + t has its pairs
+// (x_i, x_{i+D/2}) turned by the angle (pos0 + t) base^(-2i/D) (Su et al., 2021; the math in
+// kernels/ops/rope/op.h). x may be a strided view (a head's q or k); the result is contiguous.
+// One op forward ("rope") and one backward ("rope_backward", the rotation turned back).
+Tensor rope(const Tensor& x, int64_t pos0 = 0, double base = 10000.0);
+
 // ---- copies (tensor/ops/copy.cpp) -------------------------------------------------------------
 Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);

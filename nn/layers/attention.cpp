@@ -35,6 +35,7 @@ Tensor MultiHeadAttention::forward(const Tensor& input) {
   Tensor q = parts.select(0, 0);
   Tensor k = parts.select(0, 1);
   Tensor v = parts.select(0, 2);
+  if (rope_) q = prism::rope(q), k = prism::rope(k);  // positions 0 .. T-1
 
   // softmax(q k^T / sqrt(d) + M) v in one op; the q, k, v views are read in place.
   Tensor out = attention(q, k, v, causal_);                   // [B, H, T, d]
@@ -57,7 +58,10 @@ Tensor MultiHeadAttention::forward_cached(const Tensor& x, KVCache& cache, int64
   const int64_t t0 = cache.length();
   Tensor parts = (*qkv)(x).view({b, n, 3, h, d}).permute({2, 0, 3, 1, 4});
   Tensor q = parts.select(0, 0);  // [B, H, n, d]
-  auto [k, v] = cache.append(layer, parts.select(0, 1), parts.select(0, 2));  // [B, H, t0+n, d]
+  Tensor k_new = parts.select(0, 1);
+  // The cache keeps keys already turned: a key's angle depends on its own position only.
+  if (rope_) q = prism::rope(q, t0), k_new = prism::rope(k_new, t0);
+  auto [k, v] = cache.append(layer, k_new, parts.select(0, 2));  // [B, H, t0+n, d]
 
   Tensor out;
   if (t0 == 0) {
@@ -79,7 +83,7 @@ Tensor MultiHeadAttention::forward_cached(const Tensor& x, KVCache& cache, int64
 
 std::string MultiHeadAttention::extra_repr() const {
   return "d_model=" + std::to_string(d_model_) + ", heads=" + std::to_string(heads_) +
-         ", causal=" + (causal_ ? "true" : "false");
+         ", causal=" + (causal_ ? "true" : "false") + (rope_ ? ", rope=true" : "");
 }
 
 }  // namespace prism::nn

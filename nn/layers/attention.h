@@ -18,6 +18,11 @@
 // Cost: 2*B*T*D*3D (qkv) + 2*B*H*T*T*d * 2 (scores and A v) + 2*B*T*D*D (proj) FLOPs (the
 // attention op counts only the visible half of the pairs when causal, docs/COSTS.md).
 // Children: "qkv" and "proj" (Linear). Parameters: 4*D*D + 4*D.
+//
+// With set_rope(true), q and k are turned by their positions (rotary position embeddings,
+// prism::rope; LLaMA's and GPT-NeoX's way) before the scores: then q_t . k_s depends on t - s
+// only, and the model needs no position table. No parameters; the layer's math is otherwise
+// the same.
 #pragma once
 
 #include "nn/layers/linear.h"
@@ -39,6 +44,8 @@ class MultiHeadAttention : public Module {
   Tensor forward_cached(const Tensor& x, KVCache& cache, int64_t layer);
   std::string type_name() const override { return "MultiHeadAttention"; }
   std::string extra_repr() const override;
+  void set_rope(bool on) { rope_ = on; }
+  bool rope() const { return rope_; }
 
   std::shared_ptr<Linear> qkv;   // D -> 3D
   std::shared_ptr<Linear> proj;  // D -> D
@@ -46,6 +53,7 @@ class MultiHeadAttention : public Module {
  private:
   int64_t d_model_, heads_, head_dim_;
   bool causal_;
+  bool rope_ = false;
 };
 
 }  // namespace prism::nn

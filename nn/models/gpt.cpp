@@ -87,12 +87,13 @@ GPT::GPT(const GPTConfig& config) : config_(config) {
     throw Error("GPT: dropout must be in [0, 1) (" + extra_repr() + ")");
   }
   wte = register_module("wte", std::make_shared<Embedding>(c.vocab, c.d_model));
-  wpe = register_module("wpe", std::make_shared<Embedding>(c.block_size, c.d_model));
+  if (!c.rope) wpe = register_module("wpe", std::make_shared<Embedding>(c.block_size, c.d_model));
   drop = register_module("drop", std::make_shared<Dropout>(c.dropout));
   blocks = register_module("blocks", std::make_shared<Sequential>());
   std::vector<std::shared_ptr<TransformerBlock>> made;
   for (int64_t i = 0; i < c.layers; ++i) {
     made.push_back(blocks->emplace<TransformerBlock>(c.d_model, c.heads, /*causal=*/true));
+    made.back()->attn->set_rope(c.rope);
   }
   ln_f = register_module("ln_f", std::make_shared<LayerNorm>(c.d_model));
   if (!c.tie_weights) {
@@ -104,7 +105,7 @@ GPT::GPT(const GPTConfig& config) : config_(config) {
   const double sd = 0.02;
   const double sd_residual = sd / std::sqrt(2.0 * static_cast<double>(c.layers));
   reinit(wte->weight, sd);
-  reinit(wpe->weight, sd);
+  if (wpe) reinit(wpe->weight, sd);
   for (const auto& b : made) {
     reinit_linear(*b->attn->qkv, sd);
     reinit_linear(*b->attn->proj, sd_residual);
@@ -129,13 +130,16 @@ Tensor GPT::forward(const Tensor& idx) {
                 " must be between 1 and block_size " + std::to_string(config_.block_size) +
                 " (crop the context to its last block_size tokens)");
   }
-  Tensor pos;
-  {
-    DefaultDevice on(idx.device());  // the positions go where the ids are (cpu or meta)
-    pos = arange(t, DType::i64);     // [T]: 0, 1, ..., T-1
+  Tensor x = (*wte)(idx);
+  if (wpe) {  // with rope, attention turns q and k by their positions instead
+    Tensor pos;
+    {
+      DefaultDevice on(idx.device());  // the positions go where the ids are (cpu or meta)
+      pos = arange(t, DType::i64);     // [T]: 0, 1, ..., T-1
+    }
+    // [B, T, D] + [T, D]: every sequence in the batch gets the same position vectors.
+    x = x + (*wpe)(pos);
   }
-  // [B, T, D] + [T, D]: every sequence in the batch gets the same position vectors.
-  Tensor x = (*wte)(idx) + (*wpe)(pos);
   x = (*drop)(x);
   x = (*blocks)(x);  // [B, T, D]
   x = (*ln_f)(x);
@@ -245,7 +249,7 @@ std::string GPT::extra_repr() const {
          ", block=" + std::to_string(config_.block_size) +
          ", d=" + std::to_string(config_.d_model) + ", heads=" + std::to_string(config_.heads) +
          ", layers=" + std::to_string(config_.layers) + ", dropout=" + buf +
-         ", tied=" + (config_.tie_weights ? "true" : "false");
+         ", tied=" + (config_.tie_weights ? "true" : "false") + (config_.rope ? ", rope=true" : "");
 }
 
 }  // namespace prism::nn

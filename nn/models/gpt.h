@@ -18,7 +18,8 @@
 // untied, it is a Linear(D, V, bias=false) child named "head".
 //
 // Parameters (D = d_model, L = layers, V = vocab, P = block_size):
-//   V D (wte) + P D (wpe) + L (12 D^2 + 13 D) (blocks) + 2 D (ln_f)  [+ V D untied]
+//   V D (wte) + P D (wpe; none with rope) + L (12 D^2 + 13 D) (blocks) + 2 D (ln_f)
+//   [+ V D untied]
 //   gpt2-small (V 50257, P 1024, D 768, L 12), tied: 38,597,376 + 786,432 + 85,054,464 + 1,536
 //   = 124,439,808, the figure usually quoted as "124M"; untied 163,037,184.
 //
@@ -56,6 +57,10 @@ struct GPTConfig {
   int64_t layers = 4;
   double dropout = 0.1;
   bool tie_weights = true;
+  // Rotary position embeddings in every attention layer (prism::rope) instead of the learned
+  // table wpe: no wpe module, P D fewer parameters, and position enters as a rotation of q
+  // and k. Off: GPT-2's layout.
+  bool rope = false;
 };
 
 // The named configurations:
@@ -111,7 +116,7 @@ class GPT : public Module {
   KVCache make_cache(int64_t batch, int64_t max_len = 0) const;
 
   std::shared_ptr<Embedding> wte;  // [vocab, D]
-  std::shared_ptr<Embedding> wpe;  // [block_size, D]
+  std::shared_ptr<Embedding> wpe;  // [block_size, D]; null with config.rope
   std::shared_ptr<Dropout> drop;
   std::shared_ptr<Sequential> blocks;  // "0" .. "L-1": TransformerBlock
   std::shared_ptr<LayerNorm> ln_f;

@@ -102,6 +102,7 @@ Metadata text_model_metadata(const Module& model, const data::Vocabulary& vocab)
           {"prism.gpt.heads", std::to_string(c.heads)},
           {"prism.gpt.layers", std::to_string(c.layers)},
           {"prism.gpt.tied", c.tie_weights ? "true" : "false"},
+          {"prism.gpt.rope", c.rope ? "true" : "false"},
           {"prism.vocab.hex", to_hex(vocab.chars())}};
 }
 
@@ -123,6 +124,12 @@ TextModel load_text_model(const std::string& path) {
   const std::string& tied = need(meta, path, "prism.gpt.tied");
   if (tied != "true" && tied != "false") fail(path, "metadata 'prism.gpt.tied' is '" + tied + "'");
   c.tie_weights = tied == "true";
+  // Absent in checkpoints written before rope existed: those have wpe.
+  const auto rope = meta.find("prism.gpt.rope");
+  if (rope != meta.end() && rope->second != "true" && rope->second != "false") {
+    fail(path, "metadata 'prism.gpt.rope' is '" + rope->second + "'");
+  }
+  c.rope = rope != meta.end() && rope->second == "true";
   c.dropout = 0;
   if (c.d_model % c.heads != 0) {
     fail(path, "d_model " + std::to_string(c.d_model) + " is not a multiple of heads " +

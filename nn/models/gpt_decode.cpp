@@ -44,13 +44,17 @@ Tensor GPT::forward_cached(const Tensor& idx, KVCache& cache, bool last_only) {
                 " (min of the cache's max_len and block_size)");
   }
   NoGrad no_grad;  // inference only: the cache is written in place
-  Tensor pos;
-  {
-    DefaultDevice on(idx.device());
-    pos = arange(static_cast<double>(t0), static_cast<double>(t0 + n), 1, DType::i64);
+  // As forward(): token + position embeddings, now at positions t0 .. t0 + n - 1 (with rope,
+  // attention turns q and k from position t0 instead).
+  Tensor x = (*wte)(idx);
+  if (wpe) {
+    Tensor pos;
+    {
+      DefaultDevice on(idx.device());
+      pos = arange(static_cast<double>(t0), static_cast<double>(t0 + n), 1, DType::i64);
+    }
+    x = x + (*wpe)(pos);
   }
-  // As forward(): token + position embeddings, now at positions t0 .. t0 + n - 1.
-  Tensor x = (*wte)(idx) + (*wpe)(pos);
   x = (*drop)(x);
   {
     profiler::Scope scope(blocks->name());

@@ -36,6 +36,7 @@ GPTConfig gpt_spec(const std::string& config_name, const ModelOptions& o) {
   if (o.block_size > 0) c.block_size = o.block_size;
   if (o.dropout >= 0) c.dropout = o.dropout;
   c.tie_weights = o.tie_weights;
+  c.rope = o.rope;
   if (o.width > 0) {
     if (o.width % c.heads != 0) {
       throw Error("make_model(" + config_name + "): width (d_model) " + std::to_string(o.width) +

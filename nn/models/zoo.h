@@ -43,6 +43,7 @@ struct ModelOptions {
   int64_t block_size = 0;       // GPTs: the named config's (transformer 128, gpt2 1024)
   double dropout = -1;          // GPTs: the named config's (0.1)
   bool tie_weights = true;      // GPTs: head = wte^T (see nn/models/gpt.h)
+  bool rope = false;            // GPTs: rotary position embeddings instead of wpe
   // Scaling a model, for `prism models --match` and `prism sweep --vary width=/depth=`:
   int64_t width = 0;  // mlp: every hidden layer (256); cnn: conv1's channels, conv2 has twice
                       // as many (16); GPTs: d_model, a multiple of the heads (128 transformer)

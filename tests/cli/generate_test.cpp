@@ -49,6 +49,31 @@ TEST_CASE("prism generate: the same text with and without the cache, latency and
   CHECK(!contains(u.out, "cached  "));
 }
 
+TEST_CASE("prism train --rope saves a model without wpe, and generate runs it, cached or not") {
+  TempDir dir;
+  const RunResult t = run_prism(
+      "train transformer --rope --data text --steps 3 --batch 2 --block 32 --threads 1 --profile "
+      "--save m.st",
+      dir.path());
+  INFO(prism::testing::info_text(t.out, t.err));
+  REQUIRE(t.code == 0);
+  // gpt-char on text: wte 44 x 128 + 4 blocks + ln_f, and no wpe (32 x 128 = 4096 fewer).
+  CHECK(contains(t.out, "training transformer (798976 parameters)"));
+  CHECK(contains(t.out, "rope_backward  (rope.dx)"));  // the op, in the profile's table
+  // The cache holds keys turned by their own positions; after the window slides they are
+  // turned again from position 0, as the uncached run crops its context: the same text.
+  const RunResult g =
+      run_prism("generate m.st --prompt 'the ' --tokens 40 --temperature 0 --compare --threads 1",
+                dir.path());
+  INFO(prism::testing::info_text(g.out, g.err));
+  REQUIRE(g.code == 0);
+  CHECK(contains(g.out, "texts with and without the cache: identical"));
+  // --rope is for the transformers: a usage error elsewhere, before any work.
+  const RunResult mlp = run_prism("train mlp --rope --steps 1", dir.path());
+  CHECK(mlp.code == 2);
+  CHECK(contains(mlp.err, "--rope: rotary position embeddings are for the transformers, not mlp"));
+}
+
 TEST_CASE("prism generate: bad files, prompts and flags are clear errors") {
   TempDir dir;
   train_tiny(dir);

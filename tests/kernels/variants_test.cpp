@@ -4,7 +4,9 @@
 //
 // The list of ops comes from the registry, so a variant added later (an optimized matmul, a
 // fused softmax, a learner's kernel) is checked without editing this file. Each op needs a
-// driver below that calls it through the front end; an op without one fails loudly.
+// driver that calls it through the front end, in its folder (kernels/ops/<op>/drivers.cpp,
+// tests/kernels/drivers.h) or, for the ops whose drivers have not moved there yet, below; an
+// op without one fails loudly.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
 #include "tensor/quantized_ops.h"
+#include "tests/kernels/drivers.h"
 #include "tests/tensor/reference.h"
 
 namespace prism::kernels {
@@ -25,26 +28,6 @@ namespace {
 
 using ref::Layout;
 using ref::Shape;
-
-// Makes the inputs of one case, then runs the op on them (possibly forward + backward, for the
-// backward kernels) and returns the tensor the kernel under test produced.
-struct Driver {
-  std::function<std::vector<Tensor>(DType, ref::Rng&, bool strided)> make;
-  std::function<Tensor(const std::vector<Tensor>&)> run;
-};
-
-Tensor input(const Shape& s, bool strided, DType dt, ref::Rng& rng, double lo = -1, double hi = 1) {
-  return ref::make_input(s, strided ? Layout::transposed : Layout::contiguous, dt, rng, lo, hi).t;
-}
-
-// A float input for a backward driver: the op is run on a fresh leaf made from it.
-Tensor grad_of_input(const Tensor& x, const std::function<Tensor(const Tensor&)>& f,
-                     const Tensor& g) {
-  Tensor leaf = x.detach();
-  leaf.set_requires_grad();
-  f(leaf).backward(g);
-  return leaf.grad();
-}
 
 Driver unary(Tensor (*op)(const Tensor&), double lo, double hi) {
   return {[lo, hi](DType dt, ref::Rng& rng, bool strided) {
@@ -84,6 +67,7 @@ Driver reduction(Tensor (*op)(const Tensor&, const std::vector<int>&, bool),
 
 std::map<std::string, std::vector<Driver>> drivers() {
   std::map<std::string, std::vector<Driver>> d;
+  for (const auto& [op, make] : folder_drivers()) d[op] = make();
   d["matmul"] = {
       {[](DType dt, ref::Rng& rng, bool strided) {
          return std::vector<Tensor>{input({2, 1, 37, 29}, strided, dt, rng),

@@ -32,10 +32,10 @@ using prism::testing::max_abs_diff;
 namespace nn = prism::nn;
 
 // A tiny GPT: 2 layers, 4 heads of size 4, context 48, vocabulary 11, no dropout.
-nn::GPTConfig tiny(bool tied = true) {
+nn::GPTConfig tiny(bool tied = true, bool rope = false) {
   nn::GPTConfig c;
   c.vocab = 11, c.block_size = 48, c.d_model = 16, c.heads = 4, c.layers = 2;
-  c.dropout = 0, c.tie_weights = tied;
+  c.dropout = 0, c.tie_weights = tied, c.rope = rope;
   return c;
 }
 
@@ -107,6 +107,32 @@ TEST_CASE("kv_cache: the cached incremental logits equal the full forward's at e
     spread_weights(m);
     check_cached_equals_full(m, 1e-4);
   }
+  // With rope the positions live in q and k, not in the input: a cache that turned its keys by
+  // the wrong position, or a query turned from position 0 at every step, moves the logits.
+  SUBCASE("float64, rope: each step's q and new keys turned from the cache's length") {
+    nn::GPT m(tiny(true, true));
+    m.to(DType::f64);
+    spread_weights(m);
+    check_cached_equals_full(m, 1e-10);
+  }
+}
+
+TEST_CASE("GPT with rope: no position table, P D fewer parameters, and position still matters") {
+  prism::manual_seed(4);
+  nn::GPT plain(tiny()), turned(tiny(true, true));
+  CHECK(turned.wpe == nullptr);
+  CHECK(plain.parameter_count() - turned.parameter_count() == 48 * 16);  // block_size x d_model
+  CHECK(turned.extra_repr().find("rope=true") != std::string::npos);
+  for (const auto& [name, p] : turned.named_parameters())
+    CHECK(name.find("wpe") == std::string::npos);
+  // Without a position table, only rope tells the model where a token is: the same tokens in
+  // another order give other logits at the last position (a bag of tokens would not).
+  spread_weights(turned);
+  turned.eval();
+  prism::NoGrad no_grad;
+  const Tensor a = turned(prism::from_vector(std::vector<int64_t>{1, 2, 3, 4}, {1, 4}));
+  const Tensor b = turned(prism::from_vector(std::vector<int64_t>{3, 1, 2, 4}, {1, 4}));
+  CHECK(max_abs_diff(a.narrow(1, 3, 1), b.narrow(1, 3, 1)) > 1e-3);
 }
 
 TEST_CASE("kv_cache: greedy tokens are identical with and without the cache (48 tokens)") {
