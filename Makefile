@@ -82,8 +82,9 @@ test: build
 # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer (CPU only, no benches).
 # -O1 -g1: optimised, so the training tests (Eigen GEMMs) run in seconds instead of the minutes
 # an -O0 build takes, and with line tables only, which is all a sanitizer report needs (file and
-# line of each frame). Against -O2 -g a file compiles 2 to 6 times faster (matmul_optimized.cpp
-# 18.8 s -> 3.1 s), and compiling is most of this stage. GCC reports a false
+# line of each frame). Against -O2 -g a file compiles 2 to 6 times faster
+# (kernels/ops/matmul/optimized.cpp 18.8 s -> 3.1 s), and compiling is most of this stage. GCC
+# reports a false
 # -Wmaybe-uninitialized inside libstdc++'s <regex> at -O1 with -fsanitize=address (GCC bug
 # 105616, GCC 12 to 14), on no line of ours: off in this build only. The docs tests (label docs: every
 # command of the READMEs, tests/docs) run in `make test` only: under ASan they take five minutes

@@ -27,7 +27,7 @@ set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises exampl
 # An op folder's opinfo.cpp is part of kernels/opinfo (kernels/ops/<op>/opinfo.cpp), and its
 # drivers.cpp of the tests (tests/kernels/drivers.h), which may include anything.
 function(_prism_include_layer path out)  # "kernels/lab/x.h" -> kernels/lab; "kernels/x.h" -> kernels
-  if(path MATCHES "^kernels/ops/[a-z0-9_]+/opinfo\\.cpp$")
+  if(path MATCHES "^kernels/ops/[a-z0-9_]+/opinfo[a-z_]*\\.cpp$")
     set(${out} kernels/opinfo PARENT_SCOPE)
   elseif(path MATCHES "^kernels/ops/[a-z0-9_]+/drivers\\.cpp$")
     set(${out} tests PARENT_SCOPE)
@@ -49,7 +49,7 @@ foreach(_entry ${_prism_layers})
        ${PROJECT_SOURCE_DIR}/${_layer}/*.h ${PROJECT_SOURCE_DIR}/${_layer}/*.cpp
        ${PROJECT_SOURCE_DIR}/${_layer}/*.cu ${PROJECT_SOURCE_DIR}/${_layer}/*.cuh)
   if(_layer STREQUAL "kernels/opinfo")
-    file(GLOB _op_infos CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/ops/*/opinfo.cpp)
+    file(GLOB _op_infos CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/ops/*/opinfo*.cpp)
     list(APPEND _files ${_op_infos})
   endif()
   foreach(_file ${_files})

@@ -585,7 +585,7 @@ struct Pool2dArgs {
   int64_t kernel, stride, padding;
 };
 
-// int8 inference GEMM with its requantization fused in (kernels/cpu/matmul_int8*.cpp):
+// int8 inference GEMM with its requantization fused in (kernels/ops/matmul_int8/):
 //   acc[i][j] = sum_p a[i][p] * w[j][p]                   int8 x int8, exact in int32
 //   out[i][j] = fma(float(acc[i][j]), a_scale * w_scale[j], bias[j])   (bias null: + 0)
 // a [m, k] strided (quantized activations), w [n, k] strided (a Linear's weight as stored, one

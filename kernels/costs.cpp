@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "kernels/ops/elementwise/list.h"
+
 namespace prism::costs {
 
 namespace {
@@ -38,30 +40,10 @@ int elementwise_steps(std::string_view op) {
     std::string_view op;
     int steps;
   };
-  // A transcendental (exp, log, tanh, sqrt, pow) and a compare (relu) count 1 step each.
-  static constexpr Steps kSteps[] = {
-      {"add", 1},
-      {"sub", 1},
-      {"mul", 1},
-      {"div", 1},
-      {"pow", 1},
-      {"neg", 1},
-      {"exp", 1},
-      {"log", 1},
-      {"sqrt", 1},
-      {"tanh", 1},
-      {"relu", 1},
-      {"sigmoid", 3},
-      {"silu", 4},  // x / (1 + e^-x): neg, exp, add, divide (sigmoid's 3 and one more)
-      {"gelu", 8},
-      {"relu_backward", 1},
-      {"tanh_backward", 3},
-      {"sigmoid_backward", 3},
-      // g s (1 + x (1 - s)) with s = sigmoid(x) recomputed: 3 for s, then 1 - s, x *, 1 +,
-      // s *, g *: 8
-      {"silu_backward", 8},
-      {"gelu_backward", 16},
-  };
+  // The elementwise list holds each op's FLOPs per element, and the reasons.
+#define PRISM_STEPS(Functor, op, flops) {op, flops},
+  static constexpr Steps kSteps[] = {PRISM_UNARY_OPS(PRISM_STEPS) PRISM_BINARY_OPS(PRISM_STEPS)};
+#undef PRISM_STEPS
   for (const Steps& s : kSteps) {
     if (s.op == op) return s.steps;
   }

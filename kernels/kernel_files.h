@@ -5,13 +5,14 @@
 // and a CUDA file the same with PRISM_CUDA_KERNELS (kernels/cuda/kernel_list.h). Static
 // initialisation (when the library or the CUDA backend module is loaded) records the function in
 // its device's list; the registry calls a list's functions, lowest `order` first, when it is built
-// (kernels/builtin.cpp) or when the loader has opened and checked the CUDA module
-// (kernels/cuda/builtin_cuda.cpp), and then sets each op's default.
+// (registry() in kernels/registry.cpp) or when the loader has opened and checked the CUDA module
+// (kernels/cuda/builtin_cuda.cpp), and then sets each op's default on that device from its
+// definition (Registry::set_defaults; kernels/ops/<op>/op.h).
 //
 // `order` places a file's variants among other files' variants of the same op, the order in
 // which `prism ops` and `prism lab` list them (matmul's ladder on the CPU: naive 60, reference
 // 70, reordered 80, blocked 90, optimized 100); within one file, registration order. An op's
-// first variant is its default unless builtin.cpp or builtin_cuda.cpp says otherwise.
+// first variant is its default unless its definition names another for that device.
 #pragma once
 
 #include <vector>

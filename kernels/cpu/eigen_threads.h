@@ -2,8 +2,9 @@
 //
 // Eigen, built with OpenMP, splits every matrix product over omp_get_max_threads() threads.
 // For a small product the fork and join cost more than the split saves, and when the machine
-// is busy (a shared 2-core box) a product waits for a thread the OS has descheduled: we
-// measured a tiny transformer's training step at 43 ms with 1 thread and 414 ms with 2.
+// is busy (a shared 2-core box) a product waits for a thread the OS has descheduled: a tiny
+// transformer's training step was measured an order of magnitude slower with 2 threads than with 1
+// (docs/PERFORMANCE.md, "Training steps: prism vs PyTorch, side by side").
 // So a product gets the threads only when it has enough work to pay for them.
 #pragma once
 

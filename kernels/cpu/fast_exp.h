@@ -1,9 +1,10 @@
 // exp() that a compiler can vectorise, for the fused softmax and cross-entropy kernels.
 //
-// Why: glibc's expf is a function call per element (about 3 ns here, docs/PERFORMANCE.md), and
-// a loop that calls it cannot be vectorised at -O3 without -ffast-math. Written as plain
-// arithmetic with no branches and no calls, the same function inlined into a loop becomes
-// AVX-512 (or AVX2, or SSE) code: 16 exponentials per handful of instructions.
+// Why: glibc's expf is a function call per element (measured: docs/PERFORMANCE.md, "softmax,
+// sum, elementwise, 1 thread"), and a loop that calls it cannot be vectorised at -O3 without
+// -ffast-math. Written as plain arithmetic with no branches and no calls, the same function
+// inlined into a loop becomes AVX-512 (or AVX2, or SSE) code: 16 exponentials per handful of
+// instructions.
 //
 // The math (Cody and Waite's range reduction, then a polynomial):
 //   exp(x) = 2^n * exp(r),  n = round(x / ln 2),  r = x - n ln 2,  |r| <= ln(2) / 2 ~ 0.347

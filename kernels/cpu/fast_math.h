@@ -1,13 +1,13 @@
 // tanh, erf and a full-range exp for float32 that a compiler can vectorise, for the elementwise
 // kernels (kernels/ops/elementwise/fast.h): GELU, tanh, sigmoid, SiLU and their gradients.
 //
-// Why: a loop that calls std::tanh or std::exp per element is a loop of function calls (tanhf is
-// about 19 ns an element here, 2% of the memory roof for GELU); GCC will not vectorise it without
-// -ffast-math. Each function below is plain arithmetic: no calls, no branches, no tables, and a
-// choice between two formulas is a ternary on values both already computed, which the vectoriser
-// turns into a blend. Inlined into a `#pragma omp simd` loop, they become SIMD code (GCC 12 with
-// -march=native on an AVX-512 Rocket Lake: 8 floats per instruction, as GCC prefers 256-bit
-// vectors there).
+// Why: a loop that calls std::tanh or std::exp per element is a loop of function calls (with
+// glibc's tanhf, GELU ran at a few percent of the memory roof: docs/PERFORMANCE.md, "softmax,
+// sum, elementwise, 1 thread"); GCC will not vectorise it without -ffast-math. Each function
+// below is plain arithmetic: no calls, no branches, no tables, and a choice between two formulas
+// is a ternary on values both already computed, which the vectoriser turns into a blend.
+// Inlined into a `#pragma omp simd` loop, they become SIMD code (GCC 12 with -march=native on an
+// AVX-512 Rocket Lake: 8 floats per instruction, as GCC prefers 256-bit vectors there).
 //
 // All three share one method: reduce the argument to a short interval, approximate there by a
 // polynomial, and undo the reduction exactly (a power of two, a sign). The polynomials' error is

@@ -15,10 +15,10 @@
 // elements it costs one exp per chunk: find the chunk's max (a cheap vectorised pass over data
 // already in L1), rescale s once if the max grew, then add the chunk's exponentials (a
 // vectorised pass with fast_exp). Memory sees the row once; the second touch of each 2 KB
-// chunk is an L1 hit. Measured on this machine (Zen 4, AVX-512, 1 thread, CPU time, 2026-11-21)
-// for this first pass over [4096, 1024] float32: 1.75 ms chunked, 3.1 ms per element with 16
-// lanes (1.8x slower: its second exp per element makes it compute-bound), and 1.75 ms for a
-// separate max pass then sum pass, since a 4 KB row stays in L1 between the two.
+// chunk is an L1 hit. Measured for this first pass over [4096, 1024] float32: per element with
+// 16 lanes is much slower (its second exp per element makes it compute-bound), and a separate
+// max pass then sum pass is as fast as chunked, since a 4 KB row stays in L1 between the two
+// (docs/PERFORMANCE.md, "Fused vs unfused (CPU)").
 //
 // Special values, the same as the three-pass kernels give: -inf entries add exp(-inf) = 0; a
 // row that is all -inf has m = -inf and s = 0 (its softmax is then NaN, as in every

@@ -11,19 +11,19 @@
 // chunks one after the other, so the serial path is not a second implementation.
 //
 // Grain. Entering an OpenMP parallel region and leaving it (fork, barrier, join) costs about
-// kReferenceRegionMicros microseconds on the 2-core machine of docs/PERFORMANCE.md ("Threads"), and
-// bench/parallel_grain.cpp measures it and, per op class, the crossover: the size from which
-// 2 threads beat 1 at every larger size, timed interleaved. A kernel runs serially until it has
-// at least two chunks, and each class's chunk is half its crossover, so two chunks exist from
-// the crossover up: a kernel past it gains and one below it never pays for a region.
-//   class            crossover (2 threads / 1 just past it)    chunk
-//   add, relu, copy  131072 elements (0.73)                     65536
-//   gelu, exp, tanh    4096 elements (0.81)                      2048
-//   softmax rows       2048 elements (0.86)                      1024
-//   Adam update        2048 parameters (0.84)                    1024
-//   SGD update         8192 parameters (0.68)                    4096
+// kReferenceRegionMicros microseconds on the 2-core machine of docs/PERFORMANCE.md ("Threads
+// (2026-11-25)"), and bench/parallel_grain.cpp measures it and, per op class, the crossover: the
+// size from which 2 threads beat 1 at every larger size, timed interleaved. A kernel runs
+// serially until it has at least two chunks, and each class's chunk is half its crossover, so
+// two chunks exist from the crossover up: a kernel past it gains and one below it never pays for
+// a region. The chunks (the crossovers they halve are measured in that section's grain table):
+//   add, relu, copy   65536 elements
+//   gelu, exp, tanh    2048 elements
+//   softmax rows       1024 elements
+//   Adam update        1024 parameters
+//   SGD update         4096 parameters
 // Convolution splits whole images (kernels/args.h, conv_chunks: 2^18 multiply-adds a chunk, some
-// 5 us of GEMM, several region costs).
+// microseconds of GEMM, several region costs).
 // On a machine whose regions cost more, each thread must bring proportionally more chunks
 // (kernels/split_rule.h: work_scale, from `prism machine`'s measurement); the chunks themselves
 // never change.
@@ -53,13 +53,13 @@ constexpr int64_t kChunkOptimizer = 1024;       // parameters per chunk of an Ad
 constexpr int64_t kChunkSgd = 4096;             // of an SGD update: 4 FLOPs a parameter, not 12
 
 // A one-row product (gemv: a decoding step's every layer) is bound by reading the matrix, one
-// element per multiply-add, not by the FMA units: its MACs take 10-20 times longer each than a
-// GEMM's, so it pays for a region 16 times sooner. Measured, `prism lab matmul --sizes
-// 1xKxN:nt --threads 1,2` (2-vCPU Xeon, 2026-11-29), 1 -> 2 threads: 1 x 512 x 512 (262K MACs)
-// 10.5 -> 6.5 us, 1 x 768 x 2304 252 -> 120 us, GPT-2's tied head 1 x 768 x 50257 10.1 -> 5.3
-// ms; 1 x 256 x 256 (65K) gains too little to split. The kernels split the output's columns
-// whole, each output one dot product over all of k on any thread count, so the bits do not
-// depend on the split.
+// element per multiply-add, not by the FMA units: its MACs take many times longer each than a
+// GEMM's, so it pays for a region 16 times sooner. Measured with `prism lab matmul --sizes
+// 1xKxN:nt --threads 1,2`: from 1 x 512 x 512 (262K MACs) up, GPT-2's tied head included, 2
+// threads take a third to a half off the time; 1 x 256 x 256 (65K) gains too little to split
+// (docs/PERFORMANCE.md, "A real model: GPT-2 small on the CPU (2026-11-29)", "Decoding (batch
+// 1, KV cache)"). The kernels split the output's columns whole, each output one dot product over
+// all of k on any thread count, so the bits do not depend on the split.
 constexpr int64_t kParallelGemvMacs = int64_t{256} << 10;
 // Each extra thread of a one-row product must bring half of that.
 constexpr int64_t kGemvMacsPerThread = kParallelGemvMacs / 2;

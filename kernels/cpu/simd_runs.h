@@ -10,17 +10,18 @@
 //
 // A run of at most one register takes the masked path alone, before any loop: GCC turns the
 // register-at-a-time loops into memset / memmove calls, and a call for 0 bytes, made twice per
-// patch row for the (usually empty) padding runs, cost more than the copy itself (5.0 vs 2.1 us
-// an image in im2col on 16 channels of 13x13).
+// patch row for the (usually empty) padding runs, cost more than the copy itself (measured on
+// im2col: docs/PERFORMANCE.md, "Conv at one thread (2026-11-25)").
 //
 // No add (dst += src) here, on purpose: a read-modify-write run that lies closer than a
 // register to the previous one (col2im's rows, Wo of W elements apart) loads through the
 // footprint of a masked store still in the store buffer, which cannot forward to it: the load
-// waits for the store to reach the cache (11 us an image against 2.8 us for a plain loop; see
-// kernels/ops/conv2d/im2col_gemm.cpp's col2im_add).
+// waits for the store to reach the cache (several times slower than a plain loop; see
+// kernels/ops/conv2d/im2col_image.h's col2im_image_add).
 //
-// Measured on the CNN's second conv (16->32 channels, 3x3 on 13x13, batch 64, 1 thread; see
-// docs/PERFORMANCE.md, "Conv at one thread"): im2col went from about 6 us to about 2 us an image.
+// Measured on the CNN's second conv (16->32 channels, 3x3 on 13x13, batch 64, 1 thread): im2col
+// became several times as fast an image (docs/PERFORMANCE.md, "Conv at one thread
+// (2026-11-25)").
 #pragma once
 
 #include <cstdint>

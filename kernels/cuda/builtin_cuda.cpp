@@ -5,7 +5,7 @@
 //
 // The GPU defaults follow the CPU rule, "the fastest correct variant", measured on an NVIDIA
 // H200 (`prism lab OP --device cuda` at each op's own sizes; docs/PERFORMANCE.md, "GPU (CUDA)").
-// Where two variants tie at small sizes (a launch costs about 3 us there) the one that wins at
+// Where two variants tie at small sizes (there a launch is the whole cost) the one that wins at
 // the larger sizes is kept.
 #include "kernels/cuda/kernel_list.h"
 

@@ -11,10 +11,12 @@
 
 namespace prism::kernels {
 
-KernelFiles& cuda_kernel_files();  // kernels/cuda/builtin_cuda.cpp
+KernelFiles& cuda_kernel_files();  // the CUDA files' list, defined in kernels/cuda/builtin_cuda.cpp
 
 namespace cuda {
-void register_cuda_kernels(Registry& r);  // every recorded file, in order, then the defaults
+// Every recorded file, in order, then each op's default on cuda from its definition
+// (Registry::set_defaults).
+void register_cuda_kernels(Registry& r);
 }  // namespace cuda
 
 }  // namespace prism::kernels

@@ -13,6 +13,9 @@
 
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/cross_entropy/op.h"
+#include "kernels/ops/layer_norm/op.h"
+#include "kernels/ops/softmax/op.h"
 
 namespace prism::opinfo {
 namespace {
@@ -167,7 +170,7 @@ class CrossEntropyBackwardCase : public Case {
 static void add_backward_op_infos(std::vector<OpInfo>& ops) {
   for (bool log : {false, true}) {
     OpInfo op;
-    op.op = log ? "log_softmax_backward" : "softmax_backward";
+    op.op = log ? kernels::ops::log_softmax_backward.name : kernels::ops::softmax_backward.name;
     op.size_syntax = kRowsSyntax;
     op.summary = log ? "gradient of log_softmax: dx = g - exp(y) sum(g)"
                      : "gradient of softmax: dx = y (g - sum(g y))";
@@ -186,7 +189,7 @@ static void add_backward_op_infos(std::vector<OpInfo>& ops) {
   }
   {
     OpInfo op;
-    op.op = "layer_norm_backward";
+    op.op = kernels::ops::layer_norm_backward.name;
     op.size_syntax = kStridedSyntax;
     op.summary = "gradients of layer_norm: dx, dweight, dbias from the saved mean and rstd";
     op.default_sizes = {"4096x768", "512x4096", "16384x128"};
@@ -201,14 +204,14 @@ static void add_backward_op_infos(std::vector<OpInfo>& ops) {
         "dbias in float32 (SIMD lanes, rows in turn) where the naive and CUDA kernels sum in "
         "double: measured up to 5e-6 on the 16384 rows of 16384x128";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      return std::make_unique<LayerNormBackwardCase>(parse_shape("layer_norm_backward", size, true),
-                                                     seed);
+      return std::make_unique<LayerNormBackwardCase>(
+          parse_shape(kernels::ops::layer_norm_backward.name, size, true), seed);
     };
     ops.push_back(std::move(op));
   }
   {
     OpInfo op;
-    op.op = "cross_entropy_backward";
+    op.op = kernels::ops::cross_entropy_backward.name;
     op.size_syntax = kStridedSyntax;
     op.summary = "gradient of cross_entropy: g / R (softmax - one-hot) from the saved lse";
     op.default_sizes = {"128x10", "4096x1000", "512x50257"};
@@ -224,7 +227,7 @@ static void add_backward_op_infos(std::vector<OpInfo>& ops) {
         "are a few float32 ulps of g / R apart (fused vs naive: at most 2.7e-7)";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       return std::make_unique<CrossEntropyBackwardCase>(
-          parse_shape("cross_entropy_backward", size, true), seed);
+          parse_shape(kernels::ops::cross_entropy_backward.name, size, true), seed);
     };
     ops.push_back(std::move(op));
   }

@@ -11,6 +11,8 @@
 
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/conv2d/op.h"
+#include "kernels/ops/pool2d/op.h"
 
 namespace prism::opinfo {
 namespace {
@@ -226,16 +228,21 @@ OpInfo pool_op(const char* name, bool max, bool backward, const char* summary) {
 }  // namespace
 
 static void add_conv_op_infos(std::vector<OpInfo>& ops) {
-  ops.push_back(conv_op("conv2d", ConvOp::forward, "2-D convolution (naive loops vs im2col)"));
-  ops.push_back(conv_op("conv2d_backward_input", ConvOp::backward_input, "conv2d's dx"));
-  ops.push_back(conv_op("conv2d_backward_weight", ConvOp::backward_weight, "conv2d's dw"));
+  ops.push_back(conv_op(kernels::ops::conv2d.name, ConvOp::forward,
+                        "2-D convolution (naive loops vs im2col)"));
+  ops.push_back(
+      conv_op(kernels::ops::conv2d_backward_input.name, ConvOp::backward_input, "conv2d's dx"));
+  ops.push_back(
+      conv_op(kernels::ops::conv2d_backward_weight.name, ConvOp::backward_weight, "conv2d's dw"));
 }
 
 static void add_pool_op_infos(std::vector<OpInfo>& ops) {
-  ops.push_back(pool_op("max_pool2d", true, false, "max over windows (and its position)"));
-  ops.push_back(pool_op("max_pool2d_backward", true, true, "dx[argmax] += dy"));
-  ops.push_back(pool_op("avg_pool2d", false, false, "mean over windows"));
-  ops.push_back(pool_op("avg_pool2d_backward", false, true, "spread dy over windows"));
+  ops.push_back(
+      pool_op(kernels::ops::max_pool2d.name, true, false, "max over windows (and its position)"));
+  ops.push_back(pool_op(kernels::ops::max_pool2d_backward.name, true, true, "dx[argmax] += dy"));
+  ops.push_back(pool_op(kernels::ops::avg_pool2d.name, false, false, "mean over windows"));
+  ops.push_back(
+      pool_op(kernels::ops::avg_pool2d_backward.name, false, true, "spread dy over windows"));
 }
 
 const OpInfoFamily kConvFamily(50, &add_conv_op_infos);

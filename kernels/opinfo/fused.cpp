@@ -11,6 +11,11 @@
 
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/attention/op.h"
+#include "kernels/ops/cross_entropy/op.h"
+#include "kernels/ops/layer_norm/op.h"
+#include "kernels/ops/linear/op.h"
+#include "kernels/ops/linear_gelu/op.h"
 
 namespace prism::opinfo {
 namespace {
@@ -135,7 +140,8 @@ class AttentionCase : public Case {
     dq_ = GuardedBuffer(n), dk_ = GuardedBuffer(n), dv_ = GuardedBuffer(n);
     if (backward) {
       // Backward reads the forward's out and lse: compute them once with the naive kernel.
-      const auto& naive = kernels::registry().at("attention", Device::cpu).at("naive");
+      const auto& naive =
+          kernels::registry().at(kernels::ops::attention.name, Device::cpu).at("naive");
       CaseVector<float> ws(static_cast<size_t>(attention_workspace(naive, s, false)));
       kernels::AttentionArgs<float> f = forward_args();
       f.workspace = ws.data();
@@ -304,7 +310,7 @@ class LinearCase : public Case {
 
 std::unique_ptr<Case> make_linear_case(const std::string& size, uint64_t seed) {
   auto [dims_text, form] = split_suffix(size);
-  auto d = parse_dims("linear", kReluLinearSyntax, dims_text, 3, 3);
+  auto d = parse_dims(kernels::ops::linear.name, kReluLinearSyntax, dims_text, 3, 3);
   LinearCase::Form f = LinearCase::Form::forward;
   if (form == "dx") {
     f = LinearCase::Form::dx;
@@ -322,7 +328,7 @@ std::unique_ptr<Case> make_linear_case(const std::string& size, uint64_t seed) {
 static void add_fused_op_infos(std::vector<OpInfo>& ops) {
   {
     OpInfo op;
-    op.op = "layer_norm";
+    op.op = kernels::ops::layer_norm.name;
     op.size_syntax = kRowsSyntax;
     op.summary = "layer normalization of each row (two pass vs one pass)";
     op.default_sizes = {"4096x768", "512x4096", "16384x128"};
@@ -331,14 +337,14 @@ static void add_fused_op_infos(std::vector<OpInfo>& ops) {
         "the one-pass kernel accumulates the mean and variance together (Welford-style) where "
         "the two-pass one subtracts the mean first: sums of up to 65536 terms in other orders";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      auto d = parse_dims("layer_norm", kRowsSyntax, size, 2, 2);
+      auto d = parse_dims(kernels::ops::layer_norm.name, kRowsSyntax, size, 2, 2);
       return std::make_unique<LayerNormCase>(d[0], d[1], seed);
     };
     ops.push_back(std::move(op));
   }
   {
     OpInfo op;
-    op.op = "cross_entropy";
+    op.op = kernels::ops::cross_entropy.name;
     op.size_syntax = kRowsSyntax;
     op.summary = "mean cross-entropy of logits against class indices (composed vs fused)";
     op.default_sizes = {"128x10", "4096x1000", "512x50257"};
@@ -348,14 +354,14 @@ static void add_fused_op_infos(std::vector<OpInfo>& ops) {
         "the fused pass sums exp(x - max) online, rescaling as the max grows, the composed "
         "one after a max pass: the same sum in another order, a few float32 ulps apart";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      auto d = parse_dims("cross_entropy", kRowsSyntax, size, 2, 2);
+      auto d = parse_dims(kernels::ops::cross_entropy.name, kRowsSyntax, size, 2, 2);
       return std::make_unique<CrossEntropyCase>(d[0], d[1], seed);
     };
     ops.push_back(std::move(op));
   }
   for (bool backward : {false, true}) {
     OpInfo op;
-    op.op = backward ? "attention_backward" : "attention";
+    op.op = backward ? kernels::ops::attention_backward.name : kernels::ops::attention.name;
     op.size_syntax = kAttentionSyntax;
     op.summary = backward ? "gradients of attention: dq, dk, dv (naive vs flash)"
                           : "scaled dot-product attention (naive L x L scores vs flash tiles)";
@@ -375,7 +381,7 @@ static void add_fused_op_infos(std::vector<OpInfo>& ops) {
   }
   {
     OpInfo op;
-    op.op = "linear_gelu";
+    op.op = kernels::ops::linear_gelu.name;
     op.size_syntax = kLinearSyntax;
     op.summary = "gelu(x W^T + b): GEMM then bias then GELU passes vs one fused pass";
     op.default_sizes = {"128x784x256", "1024x768x3072", "4096x256x1024"};
@@ -384,14 +390,14 @@ static void add_fused_op_infos(std::vector<OpInfo>& ops) {
         "the fused kernel's GEMM sums up to 257 products in another order than the unfused "
         "matmul, and both take GELU's tanh from the same scalar std::tanh";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      auto d = parse_dims("linear_gelu", kLinearSyntax, size, 3, 3);
+      auto d = parse_dims(kernels::ops::linear_gelu.name, kLinearSyntax, size, 3, 3);
       return std::make_unique<LinearGeluCase>(d[0], d[1], d[2], seed);
     };
     ops.push_back(std::move(op));
   }
   {
     OpInfo op;
-    op.op = "linear";
+    op.op = kernels::ops::linear.name;
     op.size_syntax = kReluLinearSyntax;
     op.summary = "relu(x) W^T + b and its gradients: ReLU, bias and mask as passes vs in the GEMM";
     // The MLP's middle layer at batch 64: forward, dx, dW; and a wide layer.

@@ -10,6 +10,8 @@
 
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/reduce/op.h"
+#include "kernels/ops/softmax/op.h"
 
 namespace prism::opinfo {
 namespace {
@@ -45,9 +47,9 @@ class ReduceCase : public Case {
   std::vector<Output> outputs() override { return {{"out", &out_}}; }
   profiler::Cost cost() const override {
     const int64_t in = args_.rows * args_.cols;
-    if (op_ == "mean") return costs::mean(in, args_.rows, 4);
+    if (op_ == kernels::ops::mean.name) return costs::mean(in, args_.rows, 4);
     // max also writes each row's position (int64), as the front end's max does.
-    return costs::reduce(in, args_.rows, 4, op_ == "max" ? 4 + 8 : 4);
+    return costs::reduce(in, args_.rows, 4, op_ == kernels::ops::max.name ? 4 + 8 : 4);
   }
 
  private:
@@ -138,7 +140,7 @@ class ArgmaxCase : public Case {
 
 OpInfo argmax_op() {
   OpInfo op;
-  op.op = "argmax";
+  op.op = kernels::ops::argmax.name;
   op.size_syntax = kArgmaxSyntax;
   op.summary = "position of each row's max (its first occurrence)";
   op.default_sizes = {"128x10", "4096x1024", "1024x4096:t"};
@@ -152,7 +154,7 @@ OpInfo argmax_op() {
       "fails";
   op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
     auto [dims_text, form] = split_suffix(size);
-    auto d = parse_dims("argmax", kArgmaxSyntax, dims_text, 2, 2);
+    auto d = parse_dims(kernels::ops::argmax.name, kArgmaxSyntax, dims_text, 2, 2);
     if (!form.empty() && form != "t" && form != "q" && form != "tq") {
       throw Error("lab argmax: bad form ':" + form + "' in '" + size + "': expected " +
                   kArgmaxSyntax);
@@ -186,15 +188,16 @@ OpInfo rows_op(const char* name, const char* summary, bool softmax) {
 }  // namespace
 
 static void add_reduce_op_infos(std::vector<OpInfo>& ops) {
-  ops.push_back(rows_op("sum", "sum of each row", false));
-  ops.push_back(rows_op("mean", "mean of each row", false));
-  ops.push_back(rows_op("max", "max of each row (and its position)", false));
+  ops.push_back(rows_op(kernels::ops::sum.name, "sum of each row", false));
+  ops.push_back(rows_op(kernels::ops::mean.name, "mean of each row", false));
+  ops.push_back(rows_op(kernels::ops::max.name, "max of each row (and its position)", false));
   ops.push_back(argmax_op());
 }
 
 static void add_softmax_op_infos(std::vector<OpInfo>& ops) {
-  ops.push_back(rows_op("softmax", "softmax of each row (three passes vs online)", true));
-  ops.push_back(rows_op("log_softmax", "log_softmax of each row", true));
+  ops.push_back(
+      rows_op(kernels::ops::softmax.name, "softmax of each row (three passes vs online)", true));
+  ops.push_back(rows_op(kernels::ops::log_softmax.name, "log_softmax of each row", true));
 }
 
 const OpInfoFamily kReduceFamily(30, &add_reduce_op_infos);

@@ -50,7 +50,7 @@ std::string shapes(const Tensor& q, const Tensor& k, const Tensor& v) {
 // Checks the inputs and returns the sizes; q, k, v are 3-D or 4-D (all the same).
 Sizes check_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal,
                       double scale) {
-  const char* op = "attention";
+  const char* op = kernels::ops::attention.name;
   for (const Tensor* t : {&q, &k, &v}) detail::check_float(op, *t);
   detail::check_same_dtype(op, q, k);
   detail::check_same_dtype(op, q, v);
@@ -219,7 +219,7 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
   AttentionResult r;
   r.out = three_d ? out4.squeeze(0) : out4;
   r.lse = three_d ? lse3.squeeze(0) : lse3;
-  autograd::record(r.out, "attention", {&q, &k, &v},
+  autograd::record(r.out, kernels::ops::attention.name, {&q, &k, &v},
                    {autograd::input(q4, 0), autograd::input(k4, 1), autograd::input(v4, 2),
                     autograd::output(out4), autograd::output(lse3, "lse")},
                    [s, three_d](const Tensor& g, autograd::Grads& gr) {

@@ -56,7 +56,7 @@ std::string both(const Tensor& x, const Tensor& weight) {
 
 void check_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride,
                   int padding) {
-  const char* op = "conv2d";
+  const char* op = kernels::ops::conv2d.name;
   detail::check_float(op, x);
   detail::check_float(op, weight);
   detail::check_same_dtype(op, x, weight);
@@ -216,7 +216,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
   Tensor saved_x = weight.requires_grad() ? xc : Tensor();
   Tensor saved_w = x.requires_grad() ? wc : Tensor();
   autograd::record(
-      out, "conv2d", {&x, &weight, &bias},
+      out, kernels::ops::conv2d.name, {&x, &weight, &bias},
       {autograd::input(saved_x, 0), autograd::input(saved_w, 1)},
       [xs = x.shape(), ws = weight.shape(), g](const Tensor& dy, autograd::Grads& gr) {
         gr.set(0, "conv2d.dx", [&] { return conv2d_backward_input(dy, gr.saved(1), xs, g); });

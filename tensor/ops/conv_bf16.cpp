@@ -41,7 +41,7 @@ kernels::Conv2dArgs<T> conv_args(const ConvShape& s) {
 // [N, C, H, W] (contiguous, float32 or bf16) -> patches [N, K, P] in the same dtype.
 Tensor unfold(const Tensor& x, const ConvShape& s) {
   const auto& k = op_im2col.kernel(x.device(), x.dtype());
-  detail::OpRecordScope rec("im2col", k.name.c_str(), x.device(), {&x}, [&] {
+  detail::OpRecordScope rec(kernels::ops::im2col.name, k.name.c_str(), x.device(), {&x}, [&] {
     return costs::im2col(s.n, s.k(), s.p(), x.numel(), x.element_size());
   });
   Tensor out = detail::empty_like_shape(Dims{s.n, s.k(), s.p()}, x.dtype(), x.device());
@@ -62,9 +62,9 @@ Tensor unfold(const Tensor& x, const ConvShape& s) {
 Tensor fold(const Tensor& dcols0, const ConvShape& s) {
   const Tensor dcols = dcols0.contiguous();
   const auto& k = op_col2im.kernel(dcols.device(), DType::f32);
-  detail::OpRecordScope rec("col2im", k.name.c_str(), dcols.device(), {&dcols}, [&] {
-    return costs::col2im(s.n, s.k(), s.p(), s.n * s.c * s.h * s.w, 4);
-  });
+  detail::OpRecordScope rec(
+      kernels::ops::col2im.name, k.name.c_str(), dcols.device(), {&dcols},
+      [&] { return costs::col2im(s.n, s.k(), s.p(), s.n * s.c * s.h * s.w, 4); });
   Tensor dx = detail::empty_like_shape(Dims{s.n, s.c, s.h, s.w}, DType::f32, dcols.device());
   if (dx.numel() == 0 || dx.device() == Device::meta) return dx;
   auto a = conv_args<float>(s);
@@ -97,7 +97,7 @@ Tensor autocast_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias
   const Tensor saved_x = weight.requires_grad() ? xb : Tensor();
   const Tensor saved_w = x.requires_grad() ? wb : Tensor();
   autograd::record(
-      out, "conv2d", {&x, &weight, &bias},
+      out, kernels::ops::conv2d.name, {&x, &weight, &bias},
       {autograd::internal(saved_x, "input as bf16"), autograd::internal(saved_w, "weight as bf16")},
       [s, ws = weight.shape()](const Tensor& dy, autograd::Grads& gr) {
         const Tensor gb = cast(dy.contiguous(), DType::bf16).reshape({s.n, s.o, s.p()});

@@ -95,7 +95,7 @@ Tensor like(double v, const Tensor& t) {
 
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_add, a, b);
-  autograd::record(out, "add", {&a, &b},
+  autograd::record(out, kernels::ops::add.name, {&a, &b},
                    [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "add.da", [&] { return sum_to(g, sa); });
                      gr.set(1, "add.db", [&] { return sum_to(g, sb); });
@@ -124,7 +124,7 @@ void add_into(const Tensor& dst, const Tensor& src) {
   const auto& k = op_add.kernel(dst.device(), dst.dtype());
   // add's bytes: dst and src read once, dst written once (3 n elements for contiguous ones).
   detail::OpRecordScope rec("add_into", k.name.c_str(), dst.device(), {&dst, &src}, [&] {
-    return costs::elementwise(dst.shape(), costs::elementwise_steps("add"),
+    return costs::elementwise(dst.shape(), costs::elementwise_steps(kernels::ops::add.name),
                               dst.nbytes() + src.nbytes(), dst.element_size());
   });
   // The kernel reads a[i] and b[i] before it writes out[i], so out may be a itself.
@@ -136,7 +136,7 @@ void add_into(const Tensor& dst, const Tensor& src) {
 
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_sub, a, b);
-  autograd::record(out, "sub", {&a, &b},
+  autograd::record(out, kernels::ops::sub.name, {&a, &b},
                    [sa = a.shape(), sb = b.shape()](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "sub.da", [&] { return sum_to(g, sa); });
                      gr.set(1, "sub.db", [&] { return sum_to(neg(g), sb); });
@@ -146,7 +146,8 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_mul, a, b);
-  autograd::record(out, "mul", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1)},
+  autograd::record(out, kernels::ops::mul.name, {&a, &b},
+                   {autograd::input(a, 0), autograd::input(b, 1)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      const Tensor& sa = gr.saved(0);
                      const Tensor& sb = gr.saved(1);
@@ -159,14 +160,14 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 // d(a/b)/da = 1/b;  d(a/b)/db = -a/b^2 = -(a/b)/b
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_div, a, b);
-  autograd::record(out, "div", {&a, &b}, {autograd::input(b, 1), autograd::output(out)},
-                   [a_shape = a.shape()](const Tensor& g, autograd::Grads& gr) {
-                     const Tensor& sb = gr.saved(0);
-                     const Tensor& y = gr.saved(1);
-                     gr.set(0, "div.da", [&] { return sum_to(div(g, sb), a_shape); });
-                     gr.set(1, "div.db",
-                            [&] { return sum_to(neg(mul(g, div(y, sb))), sb.shape()); });
-                   });
+  autograd::record(
+      out, kernels::ops::div.name, {&a, &b}, {autograd::input(b, 1), autograd::output(out)},
+      [a_shape = a.shape()](const Tensor& g, autograd::Grads& gr) {
+        const Tensor& sb = gr.saved(0);
+        const Tensor& y = gr.saved(1);
+        gr.set(0, "div.da", [&] { return sum_to(div(g, sb), a_shape); });
+        gr.set(1, "div.db", [&] { return sum_to(neg(mul(g, div(y, sb))), sb.shape()); });
+      });
   return out;
 }
 
@@ -174,7 +175,8 @@ Tensor div(const Tensor& a, const Tensor& b) {
 Tensor pow(const Tensor& a, const Tensor& b) {
   Tensor out = binary_forward(op_pow, a, b);
   autograd::record(
-      out, "pow", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1), autograd::output(out)},
+      out, kernels::ops::pow.name, {&a, &b},
+      {autograd::input(a, 0), autograd::input(b, 1), autograd::output(out)},
       [](const Tensor& g, autograd::Grads& gr) {
         const Tensor& sa = gr.saved(0);
         const Tensor& sb = gr.saved(1);
@@ -192,7 +194,7 @@ Tensor pow(const Tensor& a, double exponent) {
 
 Tensor neg(const Tensor& x) {
   Tensor out = unary_forward(op_neg, x);
-  autograd::record(out, "neg", {&x}, [](const Tensor& g, autograd::Grads& gr) {
+  autograd::record(out, kernels::ops::neg.name, {&x}, [](const Tensor& g, autograd::Grads& gr) {
     gr.set(0, "neg.dx", [&] { return neg(g); });
   });
   return out;
@@ -201,7 +203,7 @@ Tensor neg(const Tensor& x) {
 // d e^x = e^x: the saved output is the gradient's factor.
 Tensor exp(const Tensor& x) {
   Tensor out = unary_forward(op_exp, x);
-  autograd::record(out, "exp", {&x}, {autograd::output(out)},
+  autograd::record(out, kernels::ops::exp.name, {&x}, {autograd::output(out)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "exp.dx", [&] { return mul(g, gr.saved(0)); });
                    });
@@ -210,7 +212,7 @@ Tensor exp(const Tensor& x) {
 
 Tensor log(const Tensor& x) {
   Tensor out = unary_forward(op_log, x);
-  autograd::record(out, "log", {&x}, {autograd::input(x, 0)},
+  autograd::record(out, kernels::ops::log.name, {&x}, {autograd::input(x, 0)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "log.dx", [&] { return div(g, gr.saved(0)); });
                    });
@@ -220,7 +222,7 @@ Tensor log(const Tensor& x) {
 // d sqrt(x) = 1 / (2 sqrt(x))
 Tensor sqrt(const Tensor& x) {
   Tensor out = unary_forward(op_sqrt, x);
-  autograd::record(out, "sqrt", {&x}, {autograd::output(out)},
+  autograd::record(out, kernels::ops::sqrt.name, {&x}, {autograd::output(out)},
                    [](const Tensor& g, autograd::Grads& gr) {
                      const Tensor& y = gr.saved(0);
                      gr.set(0, "sqrt.dx", [&] { return div(g, mul(y, like(2, y))); });
@@ -230,37 +232,41 @@ Tensor sqrt(const Tensor& x) {
 
 Tensor relu(const Tensor& x) {
   Tensor out = unary_forward(op_relu, x);
-  autograd::record(
-      out, "relu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "relu.dx", [&] { return binary_forward(op_relu_bw, gr.saved(0), g); });
-      });
+  autograd::record(out, kernels::ops::relu.name, {&x}, {autograd::input(x, 0)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "relu.dx",
+                            [&] { return binary_forward(op_relu_bw, gr.saved(0), g); });
+                   });
   return out;
 }
 
 Tensor gelu(const Tensor& x) {
   Tensor out = unary_forward(op_gelu, x);
-  autograd::record(
-      out, "gelu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "gelu.dx", [&] { return binary_forward(op_gelu_bw, gr.saved(0), g); });
-      });
+  autograd::record(out, kernels::ops::gelu.name, {&x}, {autograd::input(x, 0)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "gelu.dx",
+                            [&] { return binary_forward(op_gelu_bw, gr.saved(0), g); });
+                   });
   return out;
 }
 
 Tensor tanh(const Tensor& x) {
   Tensor out = unary_forward(op_tanh, x);
-  autograd::record(
-      out, "tanh", {&x}, {autograd::output(out)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "tanh.dx", [&] { return binary_forward(op_tanh_bw, gr.saved(0), g); });
-      });
+  autograd::record(out, kernels::ops::tanh.name, {&x}, {autograd::output(out)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "tanh.dx",
+                            [&] { return binary_forward(op_tanh_bw, gr.saved(0), g); });
+                   });
   return out;
 }
 
 Tensor sigmoid(const Tensor& x) {
   Tensor out = unary_forward(op_sigmoid, x);
-  autograd::record(
-      out, "sigmoid", {&x}, {autograd::output(out)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "sigmoid.dx", [&] { return binary_forward(op_sigmoid_bw, gr.saved(0), g); });
-      });
+  autograd::record(out, kernels::ops::sigmoid.name, {&x}, {autograd::output(out)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "sigmoid.dx",
+                            [&] { return binary_forward(op_sigmoid_bw, gr.saved(0), g); });
+                   });
   return out;
 }
 
@@ -268,10 +274,11 @@ Tensor sigmoid(const Tensor& x) {
 // from the saved input (as gelu_backward does) instead of saving a second tensor.
 Tensor silu(const Tensor& x) {
   Tensor out = unary_forward(op_silu, x);
-  autograd::record(
-      out, "silu", {&x}, {autograd::input(x, 0)}, [](const Tensor& g, autograd::Grads& gr) {
-        gr.set(0, "silu.dx", [&] { return binary_forward(op_silu_bw, gr.saved(0), g); });
-      });
+  autograd::record(out, kernels::ops::silu.name, {&x}, {autograd::input(x, 0)},
+                   [](const Tensor& g, autograd::Grads& gr) {
+                     gr.set(0, "silu.dx",
+                            [&] { return binary_forward(op_silu_bw, gr.saved(0), g); });
+                   });
   return out;
 }
 

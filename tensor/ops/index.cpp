@@ -52,9 +52,9 @@ namespace detail {
 
 void scatter_add_into(const Tensor& dst, int dim, const Tensor& index, const Tensor& src) {
   const auto& k = op_scatter_add.kernel(src.device(), src.dtype());
-  OpRecordScope rec("scatter_add", k.name.c_str(), src.device(), {&index, &src}, [&] {
-    return costs::scatter_add(index.numel(), src.numel(), src.element_size());
-  });
+  OpRecordScope rec(
+      kernels::ops::scatter_add.name, k.name.c_str(), src.device(), {&index, &src},
+      [&] { return costs::scatter_add(index.numel(), src.numel(), src.element_size()); });
   Tensor s = src.contiguous();
   auto run = [&](auto tag) {
     using T = decltype(tag);
@@ -81,14 +81,14 @@ void scatter_add_into(const Tensor& dst, int dim, const Tensor& index, const Ten
 }  // namespace detail
 
 Tensor gather(const Tensor& x, int dim, const Tensor& index) {
-  detail::check_defined("gather", x);
-  check_index("gather", index);
-  detail::check_same_device("gather", x, index);
+  detail::check_defined(kernels::ops::gather.name, x);
+  check_index(kernels::ops::gather.name, index);
+  detail::check_same_device(kernels::ops::gather.name, x, index);
   if (index.dim() != x.dim()) {
     throw Error("gather: index " + index.shape().str() + " must have as many dims as the input " +
                 x.shape().str());
   }
-  const int d = detail::wrap_dim("gather", dim, x.dim());
+  const int d = detail::wrap_dim(kernels::ops::gather.name, dim, x.dim());
   if (x.dim() == 0) throw Error("gather: needs at least a 1-d input");
   for (int i = 0; i < x.dim(); ++i) {
     if (i != d && index.shape()[i] > x.shape()[i]) {
@@ -99,9 +99,9 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
   const auto& k = op_gather.kernel(x.device(), x.dtype());
   Tensor out;
   {
-    detail::OpRecordScope rec("gather", k.name.c_str(), x.device(), {&x, &index}, [&] {
-      return costs::gather(index.numel(), index.numel(), x.element_size());
-    });
+    detail::OpRecordScope rec(
+        kernels::ops::gather.name, k.name.c_str(), x.device(), {&x, &index},
+        [&] { return costs::gather(index.numel(), index.numel(), x.element_size()); });
     out = detail::empty_like_shape(index.shape(), x.dtype(), x.device());
     auto run = [&](auto tag) {
       using T = decltype(tag);
@@ -121,7 +121,7 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
     };
     visit_dtype(x.dtype(), run);
   }
-  autograd::record(out, "gather", {&x}, {autograd::input(index, 1, "index")},
+  autograd::record(out, kernels::ops::gather.name, {&x}, {autograd::input(index, 1, "index")},
                    [xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "gather.dx", [&] {
                        DefaultDevice on(g.device());
@@ -134,14 +134,14 @@ Tensor gather(const Tensor& x, int dim, const Tensor& index) {
 }
 
 Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
-  detail::check_defined("index_select", x);
-  check_index("index_select", index);
-  detail::check_same_device("index_select", x, index);
+  detail::check_defined(kernels::ops::index_select.name, x);
+  check_index(kernels::ops::index_select.name, index);
+  detail::check_same_device(kernels::ops::index_select.name, x, index);
   if (index.dim() > 1) {
     throw Error("index_select: index must be 0-d or 1-d, got " + index.shape().str());
   }
   if (x.dim() == 0) throw Error("index_select: needs at least a 1-d input");
-  const int d = detail::wrap_dim("index_select", dim, x.dim());
+  const int d = detail::wrap_dim(kernels::ops::index_select.name, dim, x.dim());
   int64_t outer, n, inner;
   split3(x.shape(), d, outer, n, inner);
   Dims out_shape = x.shape();
@@ -149,44 +149,44 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
   const auto& k = op_index_select.kernel(x.device(), x.dtype());
   Tensor out;
   {
-    detail::OpRecordScope rec("index_select", k.name.c_str(), x.device(), {&x, &index}, [&] {
-      return costs::gather(index.numel(), out_shape.numel(), x.element_size());
-    });
+    detail::OpRecordScope rec(
+        kernels::ops::index_select.name, k.name.c_str(), x.device(), {&x, &index},
+        [&] { return costs::gather(index.numel(), out_shape.numel(), x.element_size()); });
     Tensor xc = x.contiguous();
     Tensor ic = index.contiguous();
     out = detail::empty_like_shape(out_shape, x.dtype(), x.device());
     visit_dtype(x.dtype(),
                 [&](auto v) { run_index_select<decltype(v)>(k, xc, ic, out, outer, n, inner, d); });
   }
-  autograd::record(out, "index_select", {&x}, {autograd::input(index, 1, "index")},
-                   [xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
-                     gr.set(0, "index_select.dx", [&] {
-                       const Tensor& idx = gr.saved(0);
-                       int64_t o, nn, in;
-                       split3(xs, d, o, nn, in);
-                       Tensor gc = g.contiguous();
-                       Tensor ic = idx.contiguous();
-                       const auto& kk = op_index_add.kernel(g.device(), g.dtype());
-                       detail::OpRecordScope rec(
-                           "index_add", kk.name.c_str(), g.device(), {&g, &idx}, [&] {
-                             return costs::scatter_add(idx.numel(), g.numel(), g.element_size());
-                           });
-                       // The rows are added into the table's .grad when it already has one (a
-                       // tied embedding: the LM head's GEMM wrote it first): a sparse update of
-                       // idx.numel() rows instead of zero-filling and then adding a whole
-                       // [vocab, D] table (154 MB each for GPT-2 small).
-                       Tensor z = gr.accumulation_target(0);
-                       if (!z.defined()) {
-                         DefaultDevice on(g.device());
-                         z = zeros(xs, g.dtype());
-                       }
-                       if (g.dtype() == DType::f32)
-                         run_index_select<float>(kk, gc, ic, z, o, nn, in, d);
-                       else
-                         run_index_select<double>(kk, gc, ic, z, o, nn, in, d);
-                       return z;
-                     });
-                   });
+  autograd::record(
+      out, kernels::ops::index_select.name, {&x}, {autograd::input(index, 1, "index")},
+      [xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
+        gr.set(0, "index_select.dx", [&] {
+          const Tensor& idx = gr.saved(0);
+          int64_t o, nn, in;
+          split3(xs, d, o, nn, in);
+          Tensor gc = g.contiguous();
+          Tensor ic = idx.contiguous();
+          const auto& kk = op_index_add.kernel(g.device(), g.dtype());
+          detail::OpRecordScope rec(
+              kernels::ops::index_add.name, kk.name.c_str(), g.device(), {&g, &idx},
+              [&] { return costs::scatter_add(idx.numel(), g.numel(), g.element_size()); });
+          // The rows are added into the table's .grad when it already has one (a
+          // tied embedding: the LM head's GEMM wrote it first): a sparse update of
+          // idx.numel() rows instead of zero-filling and then adding a whole
+          // [vocab, D] table (154 MB each for GPT-2 small).
+          Tensor z = gr.accumulation_target(0);
+          if (!z.defined()) {
+            DefaultDevice on(g.device());
+            z = zeros(xs, g.dtype());
+          }
+          if (g.dtype() == DType::f32)
+            run_index_select<float>(kk, gc, ic, z, o, nn, in, d);
+          else
+            run_index_select<double>(kk, gc, ic, z, o, nn, in, d);
+          return z;
+        });
+      });
   return out;
 }
 

@@ -142,7 +142,7 @@ void linear_backward(const Geometry& geo, const Tensor& g0, autograd::Grads& gr)
 }  // namespace
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu_input) {
-  detail::check_linear_operands("linear", x, weight, bias);
+  detail::check_linear_operands(kernels::ops::linear.name, x, weight, bias);
   if (!fused_kernel_runs(x, weight)) return composed_linear(x, weight, bias, relu_input);
   const int64_t in = weight.size(1), out = weight.size(0);
   // x as [rows, in]: a strided view when its leading dims merge, else a copy.
@@ -168,7 +168,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool re
   const bool keep_x = weight.requires_grad() || (relu_input && x.requires_grad());
   Tensor saved_x = keep_x ? x2 : Tensor();
   Tensor saved_w = x.requires_grad() ? w : Tensor();
-  autograd::record(result, "linear", {&x, &weight, &bias},
+  autograd::record(result, kernels::ops::linear.name, {&x, &weight, &bias},
                    {autograd::input(saved_x, 0), autograd::input(saved_w, 1)},
                    [geo = Geometry{x.shape(), rows, in, out, x_rs, x_cs, relu_input}](
                        const Tensor& g, autograd::Grads& gr) { linear_backward(geo, g, gr); });

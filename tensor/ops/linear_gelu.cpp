@@ -38,7 +38,7 @@ detail::OpHandle op_gelu_grad(kernels::ops::gelu_backward);
 
 // The linear layer's operands, and at least one feature in and out.
 void check_linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  detail::check_linear_operands("linear_gelu", x, weight, bias);
+  detail::check_linear_operands(kernels::ops::linear_gelu.name, x, weight, bias);
   if (weight.size(1) == 0 || weight.size(0) == 0) {
     throw Error("linear_gelu: weight " + weight.shape().str() + " has no features");
   }
@@ -81,7 +81,7 @@ Tensor gelu_grad(const Tensor& z, const Tensor& g0) {
   Tensor g = g0.reshape(z.shape()).contiguous();
   const auto& k = op_gelu_grad.kernel(z.device(), z.dtype());
   detail::OpRecordScope rec(op_gelu_grad.name(), k.name.c_str(), z.device(), {&z, &g}, [&] {
-    return costs::elementwise(z.shape(), costs::elementwise_steps("gelu_backward"),
+    return costs::elementwise(z.shape(), costs::elementwise_steps(kernels::ops::gelu_backward.name),
                               z.nbytes() + g.nbytes(), z.element_size());
   });
   Tensor dz = detail::empty_like_shape(z.shape(), z.dtype(), z.device());
@@ -142,7 +142,7 @@ Tensor linear_gelu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   // dx needs the weight, dw needs x: each kept only if the other's gradient is wanted.
   Tensor saved_x = weight.requires_grad() ? x2.reshape({rows, in}) : Tensor();
   Tensor saved_w = x.requires_grad() ? w : Tensor();
-  autograd::record(result, "linear_gelu", {&x, &weight, &bias},
+  autograd::record(result, kernels::ops::linear_gelu.name, {&x, &weight, &bias},
                    {autograd::input(saved_x, 0), autograd::input(saved_w, 1),
                     autograd::internal(z, "pre-activation")},
                    [xs = x.shape()](const Tensor& g, autograd::Grads& gr) {

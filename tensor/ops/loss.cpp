@@ -31,7 +31,7 @@ detail::OpHandle op_cross_entropy(kernels::ops::cross_entropy),
     op_cross_entropy_bw(kernels::ops::cross_entropy_backward);
 
 void check_cross_entropy(const Tensor& logits, const Tensor& target) {
-  const char* op = "cross_entropy";
+  const char* op = kernels::ops::cross_entropy.name;
   if (!logits.defined()) throw Error("cross_entropy: input is undefined");
   if (logits.dtype() == DType::i64) {
     throw Error("cross_entropy: input must be float32 or float64, got int64 " +

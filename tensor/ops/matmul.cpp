@@ -66,7 +66,7 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
   }
   // Broadcast the batch dims.
   Dims ba(a0.shape().data(), na - 2), bb(b0.shape().data(), nb - 2);
-  Dims batch_shape = detail::broadcast_shapes("matmul", ba, bb);
+  Dims batch_shape = detail::broadcast_shapes(kernels::ops::matmul.name, ba, bb);
   Dims ea = batch_shape, eb = batch_shape;
   ea.push_back(m), ea.push_back(k);
   eb.push_back(k), eb.push_back(n);
@@ -74,9 +74,9 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
   const auto& kern = op_matmul.kernel(a.device(), a.dtype());
   Dims out_shape = batch_shape;
   out_shape.push_back(m), out_shape.push_back(n);
-  detail::OpRecordScope rec("matmul", kern.name.c_str(), a.device(), {&a0, &b0}, [&] {
-    return costs::matmul(a0.shape(), b0.shape(), a0.element_size());
-  });
+  detail::OpRecordScope rec(
+      kernels::ops::matmul.name, kern.name.c_str(), a.device(), {&a0, &b0},
+      [&] { return costs::matmul(a0.shape(), b0.shape(), a0.element_size()); });
   int64_t abs = 0, bbs = 0;
   if (!batch_stride(a, abs)) a = a.contiguous(), batch_stride(a, abs);
   if (!batch_stride(b, bbs)) b = b.contiguous(), batch_stride(b, bbs);
@@ -120,10 +120,10 @@ bool is_transposed(const Tensor& t) {
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  detail::check_float("matmul", a);
-  detail::check_float("matmul", b);
-  detail::check_same_dtype("matmul", a, b);
-  detail::check_same_device("matmul", a, b);
+  detail::check_float(kernels::ops::matmul.name, a);
+  detail::check_float(kernels::ops::matmul.name, b);
+  detail::check_same_dtype(kernels::ops::matmul.name, a, b);
+  detail::check_same_device(kernels::ops::matmul.name, a, b);
   if (a.dim() == 0 || b.dim() == 0) {
     throw Error("matmul: needs tensors of at least 1 dim, got " + a.shape().str() + " @ " +
                 b.shape().str() + " (use mul for scalars)");
@@ -154,7 +154,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() == 1) out = out.squeeze(out.dim() == 1 ? 0 : -2);
   // dA = g @ B^T and dB = A^T @ g, each summed back over broadcast batch dims. Vectors are
   // handled by giving g the promoted 2-D shape again.
-  autograd::record(out, "matmul", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1)},
+  autograd::record(out, kernels::ops::matmul.name, {&a, &b},
+                   {autograd::input(a, 0), autograd::input(b, 1)},
                    [](const Tensor& g0, autograd::Grads& gr) {
                      const Tensor& sa = gr.saved(0);
                      const Tensor& sb = gr.saved(1);

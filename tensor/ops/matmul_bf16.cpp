@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/costs.h"
+#include "kernels/ops/matmul/op.h"
 #include "kernels/ops/matmul_bf16/op.h"
 #include "tensor/autocast.h"
 #include "tensor/autograd/node.h"
@@ -43,7 +44,7 @@ Tensor gemm_bf16(const Tensor& a0, const Tensor& b0) {
   const int na = a0.dim(), nb = b0.dim();
   const int64_t m = a0.shape()[na - 2], k = a0.shape()[na - 1], n = b0.shape()[nb - 1];
   Dims ba(a0.shape().data(), na - 2), bb(b0.shape().data(), nb - 2);
-  Dims batch_shape = detail::broadcast_shapes("matmul_bf16", ba, bb);
+  Dims batch_shape = detail::broadcast_shapes(kernels::ops::matmul_bf16.name, ba, bb);
   Dims ea = batch_shape, eb = batch_shape, out_shape = batch_shape;
   ea.push_back(m), ea.push_back(k);
   eb.push_back(k), eb.push_back(n);
@@ -51,8 +52,8 @@ Tensor gemm_bf16(const Tensor& a0, const Tensor& b0) {
   Tensor a = a0.detach().expand(ea), b = b0.detach().expand(eb);
   // The registry files this op's kernels under their float32 accumulator (kernels/args.h).
   const auto& kern = op_matmul_bf16.kernel(a.device(), DType::f32);
-  detail::OpRecordScope rec("matmul_bf16", kern.name.c_str(), a.device(), {&a0, &b0},
-                            [&] { return costs::matmul_bf16(ea, eb); });
+  detail::OpRecordScope rec(kernels::ops::matmul_bf16.name, kern.name.c_str(), a.device(),
+                            {&a0, &b0}, [&] { return costs::matmul_bf16(ea, eb); });
   int64_t abs = 0, bbs = 0;
   if (!batch_stride(a, abs)) a = a.contiguous(), batch_stride(a, abs);
   if (!batch_stride(b, bbs)) b = b.contiguous(), batch_stride(b, bbs);
@@ -103,20 +104,21 @@ Tensor grad_b(const Tensor& g, const Tensor& A, const Tensor& B) {
 }  // namespace
 
 Tensor matmul_bf16(const Tensor& a, const Tensor& b) {
-  detail::check_defined("matmul_bf16", a);
-  detail::check_defined("matmul_bf16", b);
+  detail::check_defined(kernels::ops::matmul_bf16.name, a);
+  detail::check_defined(kernels::ops::matmul_bf16.name, b);
   if (a.dtype() != DType::bf16 || b.dtype() != DType::bf16) {
     throw Error("matmul_bf16: needs bf16 operands, got " + shapes(a, b) +
                 " (cast them, or run matmul under prism::Autocast)");
   }
-  detail::check_same_device("matmul_bf16", a, b);
+  detail::check_same_device(kernels::ops::matmul_bf16.name, a, b);
   if (a.device() == Device::cuda)
     throw Error("matmul_bf16: no CUDA kernel yet (" + shapes(a, b) + ")");
-  check_gemm_shapes("matmul_bf16", a, b);
+  check_gemm_shapes(kernels::ops::matmul_bf16.name, a, b);
   Tensor out = gemm_bf16(a, b);
   // Used directly on bf16 tensors, the gradients must be bf16 too (an input's gradient has its
   // dtype): the float32 products are rounded once.
-  autograd::record(out, "matmul_bf16", {&a, &b}, {autograd::input(a, 0), autograd::input(b, 1)},
+  autograd::record(out, kernels::ops::matmul_bf16.name, {&a, &b},
+                   {autograd::input(a, 0), autograd::input(b, 1)},
                    [](const Tensor& g0, autograd::Grads& gr) {
                      const Tensor g = cast(g0, DType::bf16);
                      gr.set(0, "matmul_bf16.dA",
@@ -133,14 +135,14 @@ Tensor autocast_matmul(const Tensor& a, const Tensor& b) {
   // NumPy rules for vectors, as matmul: [k] is a row on the left, a column on the right.
   const Tensor a2 = a.dim() == 1 ? a.detach().unsqueeze(0) : a.detach();
   const Tensor b2 = b.dim() == 1 ? b.detach().unsqueeze(1) : b.detach();
-  check_gemm_shapes("matmul", a2, b2);
+  check_gemm_shapes(kernels::ops::matmul.name, a2, b2);
   const Tensor ab = autocast_operand(a2), bb = autocast_operand(b2);
   Tensor out = gemm_bf16(ab, bb);
   if (b.dim() == 1) out = out.squeeze(-1);
   if (a.dim() == 1) out = out.squeeze(out.dim() == 1 ? 0 : -2);
   // The bf16 copies are what backward keeps: half the bytes of the float32 inputs.
   autograd::record(
-      out, "matmul", {&a, &b},
+      out, kernels::ops::matmul.name, {&a, &b},
       {autograd::internal(ab, "A as bf16"), autograd::internal(bb, "B as bf16")},
       [sa = a.shape(), sb = b.shape(), a1 = a.dim() == 1, b1 = b.dim() == 1](const Tensor& g0,
                                                                              autograd::Grads& gr) {

@@ -13,8 +13,9 @@
 // (mean, sub, mul, mean, full + add for eps, sqrt, div, mul, add) each with its own [rows, D]
 // buffer, and more than twice that backward.
 //
-// Variants (kernels/builtin.cpp has the default): "one_pass" (fused, Welford) and "two_pass"
-// (naive, mean then variance then output).
+// Variants: "one_pass" (fused, Welford) and "two_pass" (naive, mean then variance then output).
+// Each device's default, with the measurement that chose it, is in the op's definition
+// (kernels/ops/layer_norm/op.h; rms_norm's in kernels/ops/rms_norm/op.h).
 //
 // rms_norm is the same shape of op without the mean and the bias (kernels/args.h): it saves x,
 // the weight and each row's rstd, and its backward writes dx and dweight together.
@@ -80,9 +81,9 @@ void check_rows_input(const char* op, const Tensor& x, double eps) {
 }
 
 void check_layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  check_rows_input("layer_norm", x, eps);
-  check_affine("layer_norm", "weight", weight, x);
-  check_affine("layer_norm", "bias", bias, x);
+  check_rows_input(kernels::ops::layer_norm.name, x, eps);
+  check_affine(kernels::ops::layer_norm.name, "weight", weight, x);
+  check_affine(kernels::ops::layer_norm.name, "bias", bias, x);
 }
 
 template <class T>
@@ -286,8 +287,8 @@ std::pair<Tensor, Tensor> rms_norm_backward(const Tensor& g0, const RmsSaved& s,
 }  // namespace
 
 Tensor rms_norm(const Tensor& x, const Tensor& weight, double eps) {
-  check_rows_input("rms_norm", x, eps);
-  check_affine("rms_norm", "weight", weight, x);
+  check_rows_input(kernels::ops::rms_norm.name, x, eps);
+  check_affine(kernels::ops::rms_norm.name, "weight", weight, x);
   const RowsView r = detail::rows_view(x);
   const Tensor w = weight.defined() ? weight.detach().contiguous() : Tensor();
   const bool saves = autograd::should_record({&x, &weight});

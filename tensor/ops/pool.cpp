@@ -122,10 +122,10 @@ Tensor pool_backward(detail::OpHandle& op, const Tensor& dy0, const Dims& x_shap
 }  // namespace
 
 Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding) {
-  const PoolGeometry g = check_pool("max_pool2d", x, kernel, stride, padding);
+  const PoolGeometry g = check_pool(kernels::ops::max_pool2d.name, x, kernel, stride, padding);
   Tensor index;
   Tensor out = pool_forward(op_max_pool, x, g, &index);
-  autograd::record(out, "max_pool2d", {&x}, {autograd::internal(index, "argmax")},
+  autograd::record(out, kernels::ops::max_pool2d.name, {&x}, {autograd::internal(index, "indices")},
                    [xs = x.shape(), g](const Tensor& dy, autograd::Grads& gr) {
                      gr.set(0, "max_pool2d.dx",
                             [&] { return pool_backward(op_max_pool_bw, dy, xs, g, gr.saved(0)); });
@@ -134,9 +134,9 @@ Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding) {
 }
 
 Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding) {
-  const PoolGeometry g = check_pool("avg_pool2d", x, kernel, stride, padding);
+  const PoolGeometry g = check_pool(kernels::ops::avg_pool2d.name, x, kernel, stride, padding);
   Tensor out = pool_forward(op_avg_pool, x, g, nullptr);
-  autograd::record(out, "avg_pool2d", {&x},
+  autograd::record(out, kernels::ops::avg_pool2d.name, {&x},
                    [xs = x.shape(), g](const Tensor& dy, autograd::Grads& gr) {
                      gr.set(0, "avg_pool2d.dx",
                             [&] { return pool_backward(op_avg_pool_bw, dy, xs, g, Tensor()); });

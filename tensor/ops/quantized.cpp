@@ -28,12 +28,12 @@ std::string dtype_str(const Tensor& t) {
 }  // namespace
 
 Tensor quantize(const Tensor& x, float scale) {
-  detail::check_defined("quantize_int8", x);
+  detail::check_defined(kernels::ops::quantize_int8.name, x);
   if (x.dtype() != DType::f32) {
     throw Error("quantize_int8: expects a float32 tensor, got " + dtype_str(x) + " " +
                 x.shape().str());
   }
-  detail::check_cpu("quantize_int8", x);
+  detail::check_cpu(kernels::ops::quantize_int8.name, x);
   if (!(scale > 0) || !std::isfinite(scale)) {
     throw Error("quantize_int8: the scale must be finite and > 0, got " + std::to_string(scale));
   }
@@ -55,7 +55,7 @@ Tensor quantize(const Tensor& x, float scale) {
 
 Tensor matmul_int8(const Tensor& a, float a_scale, const Tensor& w, const Tensor& w_scale,
                    const Tensor& bias) {
-  const char* op = "matmul_int8";
+  const char* op = kernels::ops::matmul_int8.name;
   detail::check_defined(op, a);
   detail::check_defined(op, w);
   detail::check_defined(op, w_scale);

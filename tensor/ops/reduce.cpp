@@ -133,10 +133,10 @@ void check_nonempty(const char* op, const Tensor& x, const Plan& p) {
 }  // namespace
 
 Tensor sum(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
-  detail::check_float("sum", x);
-  Plan p = plan_reduce("sum", x, dims);
+  detail::check_float(kernels::ops::sum.name, x);
+  Plan p = plan_reduce(kernels::ops::sum.name, x, dims);
   Tensor out = reduce_forward(op_sum, x, p, keepdim, true, nullptr);
-  autograd::record(out, "sum", {&x},
+  autograd::record(out, kernels::ops::sum.name, {&x},
                    [ks = p.keep_shape, xs = x.shape()](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "sum.dx", [&] { return g.reshape(ks).expand(xs); });
                    });
@@ -144,12 +144,12 @@ Tensor sum(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
-  detail::check_float("mean", x);
-  Plan p = plan_reduce("mean", x, dims);
-  check_nonempty("mean", x, p);
+  detail::check_float(kernels::ops::mean.name, x);
+  Plan p = plan_reduce(kernels::ops::mean.name, x, dims);
+  check_nonempty(kernels::ops::mean.name, x, p);
   Tensor out = reduce_forward(op_mean, x, p, keepdim, true, nullptr);
   autograd::record(
-      out, "mean", {&x},
+      out, kernels::ops::mean.name, {&x},
       [ks = p.keep_shape, xs = x.shape(), n = p.cols](const Tensor& g, autograd::Grads& gr) {
         gr.set(0, "mean.dx", [&] { return (g / static_cast<double>(n)).reshape(ks).expand(xs); });
       });
@@ -157,13 +157,13 @@ Tensor mean(const Tensor& x, const std::vector<int>& dims, bool keepdim) {
 }
 
 Tensor max(const Tensor& x, int dim, bool keepdim) {
-  detail::check_float("max", x);
-  Plan p = plan_reduce("max", x, {dim});
-  check_nonempty("max", x, p);
+  detail::check_float(kernels::ops::max.name, x);
+  Plan p = plan_reduce(kernels::ops::max.name, x, {dim});
+  check_nonempty(kernels::ops::max.name, x, p);
   Tensor idx;
   Tensor out = reduce_forward(op_max, x, p, keepdim, true, &idx);
-  const int d = detail::wrap_dim("max", dim, x.dim());
-  autograd::record(out, "max", {&x}, {autograd::internal(idx, "argmax")},
+  const int d = detail::wrap_dim(kernels::ops::max.name, dim, x.dim());
+  autograd::record(out, kernels::ops::max.name, {&x}, {autograd::internal(idx, "indices")},
                    [ks = p.keep_shape, xs = x.shape(), d](const Tensor& g, autograd::Grads& gr) {
                      gr.set(0, "max.dx", [&] {
                        DefaultDevice on(g.device());
@@ -177,21 +177,21 @@ Tensor max(const Tensor& x, int dim, bool keepdim) {
 }
 
 Tensor max(const Tensor& x) {
-  detail::check_float("max", x);
+  detail::check_float(kernels::ops::max.name, x);
   return max(x.reshape({-1}), 0, false);
 }
 
 Tensor argmax(const Tensor& x, int dim, bool keepdim) {
-  detail::check_float("argmax", x);
-  Plan p = plan_reduce("argmax", x, {dim});
-  check_nonempty("argmax", x, p);
+  detail::check_float(kernels::ops::argmax.name, x);
+  Plan p = plan_reduce(kernels::ops::argmax.name, x, {dim});
+  check_nonempty(kernels::ops::argmax.name, x, p);
   Tensor idx;
   reduce_forward(op_argmax, x, p, keepdim, false, &idx);
   return idx;
 }
 
 Tensor argmax(const Tensor& x) {
-  detail::check_float("argmax", x);
+  detail::check_float(kernels::ops::argmax.name, x);
   return argmax(x.reshape({-1}), 0, false);
 }
 

@@ -21,7 +21,7 @@ namespace {
 detail::OpHandle op_rope(kernels::ops::rope), op_rope_bw(kernels::ops::rope_backward);
 
 void check_rope(const Tensor& x, int64_t pos0, double base) {
-  detail::check_float("rope", x);
+  detail::check_float(kernels::ops::rope.name, x);
   if (x.dim() < 2 || x.dim() > 4) {
     throw Error("rope: x " + x.shape().str() + " must be [T, D], [N, T, D] or [B, H, T, D]");
   }

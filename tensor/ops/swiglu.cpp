@@ -13,8 +13,9 @@
 // two [rows, C] buffers forward, and in backward three ops (mul's two gradients and
 // silu_backward) with their three buffers.
 //
-// Variants (kernels/builtin.cpp has the default): "fused" (one pass) and "naive" (silu into
-// the output, then a second pass multiplying by up).
+// Variants: "fused" (one pass) and "naive" (silu into the output, then a second pass multiplying
+// by up). Each device's default, with its reason, is in the op's definition
+// (kernels/ops/swiglu/op.h).
 #include <string>
 #include <utility>
 
@@ -34,8 +35,8 @@ detail::OpHandle op_swiglu(kernels::ops::swiglu), op_swiglu_bw(kernels::ops::swi
 using detail::RowsView;
 
 void check_swiglu(const Tensor& gate, const Tensor& up) {
-  detail::check_float("swiglu", gate);
-  detail::check_float("swiglu", up);
+  detail::check_float(kernels::ops::swiglu.name, gate);
+  detail::check_float(kernels::ops::swiglu.name, up);
   if (gate.dim() == 0 || up.dim() == 0) {
     throw Error("swiglu: gate and up must have at least one dim, got gate " + gate.shape().str() +
                 " and up " + up.shape().str());
@@ -46,8 +47,8 @@ void check_swiglu(const Tensor& gate, const Tensor& up) {
     throw Error("swiglu: gate " + gate.shape().str() + " and up " + up.shape().str() +
                 " must have the same shape");
   }
-  detail::check_same_dtype("swiglu", gate, up);
-  detail::check_same_device("swiglu", gate, up);
+  detail::check_same_dtype(kernels::ops::swiglu.name, gate, up);
+  detail::check_same_device(kernels::ops::swiglu.name, gate, up);
 }
 
 template <class T>

@@ -50,12 +50,22 @@ TEST_CASE("prism bench collectives under mpirun -np 2: one table from rank 0, th
 
 TEST_CASE("prism bench collectives --predict mlp under mpirun -np 2: the step, from the buckets") {
   TempDir dir;
-  const RunResult r = run_mpi(2,
-                              "bench collectives --sizes 4,64K,1M --reps 5 --warmup 1 "
-                              "--predict mlp --batch 32 --duration 0.05 --json p.json",
-                              dir.path());
-  REQUIRE(r.exited);
-  REQUIRE_MESSAGE(r.code == 0, r.out, r.err);
+  // The prediction needs a fit whose times grow with the size. On an oversubscribed machine (two
+  // ranks beside ctest's other jobs on two cores) a rank descheduled for a few ms can make all
+  // three medians alike, and then the tool rightly prints "no prediction" (the fit's edge cases
+  // are unit-tested in tests/nn/alpha_beta_test.cpp). What is under test here is the output, so
+  // a run without a bandwidth term is tried again, up to three times.
+  RunResult r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = run_mpi(2,
+                "bench collectives --sizes 4,64K,1M --reps 5 --warmup 1 --predict mlp --batch 32 "
+                "--duration 0.05 --json p.json",
+                dir.path());
+    REQUIRE(r.exited);
+    REQUIRE_MESSAGE(r.code == 0, r.out, r.err);
+    if (!contains(r.out, "no prediction: the fit has no positive bandwidth term")) break;
+  }
+  INFO(r.out);
   CHECK(count(r.out, "DDP step of mlp at global batch 32 on 2 ranks (local batch 16") == 1);
   for (const char* s : {"compute T_c", "comm T_m", "no overlap", "full overlap",
                         "the last bucket (", "one process"}) {

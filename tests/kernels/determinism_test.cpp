@@ -151,8 +151,8 @@ std::vector<Case> cases() {
                                          [](const V& in) { return matmul(in[0], in[1]); });
                }});
   // dx = g @ W of a small batch (m <= 224) over a row-major W with k >= 256 runs split-k: two
-  // halves of k, one per thread, added after (matmul_optimized.cpp, split_k_form); an odd k
-  // makes the halves unequal.
+  // halves of k, one per thread, added after (kernels/ops/matmul/optimized.cpp, split_k_form); an
+  // odd k makes the halves unequal.
   c.push_back({"matmul, split-k", {"matmul"}, [=] {
                  seeded(23);
                  return forward_backward({randn({67, 509}), randn({509, 197})},

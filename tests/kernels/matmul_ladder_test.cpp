@@ -212,8 +212,8 @@ TEST_CASE("matmul ladder: shapes that cross the optimized kernel's cache blocks"
 
 TEST_CASE("matmul ladder: the dot-product form (few outputs, long k, both operands along k)") {
   // A row-major and B transposed, so that every row of A and column of B runs along k, at most
-  // 512 outputs and k >= 256 (matmul_optimized.cpp, dot_form): edges of its 4 x 3 blocks, k
-  // that ends in a partial vector, a narrow C (computed transposed first) and a batch.
+  // 512 outputs and k >= 256 (kernels/ops/matmul/optimized.cpp, dot_form): edges of its 4 x 3
+  // blocks, k that ends in a partial vector, a narrow C (computed transposed first) and a batch.
   for (const Shape& s : {Shape{1, 9, 16, 676}, Shape{1, 16, 9, 676}, Shape{1, 5, 7, 257},
                          Shape{1, 2, 2, 1000}, Shape{1, 22, 23, 256}, Shape{3, 11, 13, 300}}) {
     check_all_variants<float>({s, Layout::row_major, Layout::transposed});

@@ -1,7 +1,8 @@
 // rms_norm (tensor/ops/norm.cpp): both variants against a long-double reference written here
 // from the definition, on odd shapes and strided views; gradients against finite differences;
 // the weight optional; exact costs on the meta device; errors naming the op. (Every variant
-// against the baseline on raw buffers: kernels/opinfo/rms_norm.cpp via the op-description tests.)
+// against the baseline on raw buffers: kernels/ops/rms_norm/opinfo.cpp via the op-description
+// tests.)
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -3,7 +3,7 @@
 // stepped, broadcast by stride 0, and the two halves of one projection); gradients against
 // finite differences, with both inputs or one needing a gradient; exact costs on the meta
 // device; errors naming the op. (Every variant against the baseline on raw buffers:
-// kernels/opinfo/swiglu.cpp via the op-description tests.)
+// kernels/ops/swiglu/opinfo.cpp via the op-description tests.)
 #include <doctest/doctest.h>
 
 #include <cmath>

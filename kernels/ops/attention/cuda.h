@@ -1,4 +1,4 @@
-// The CUDA attention kernels, one file each (attention_naive.cu, kernels/ops/attention/flash.cu,
+// The CUDA attention kernels, one file each (naive.cu, kernels/ops/attention/flash.cu,
 // kernels/ops/attention/flash_backward.cu); register_attention (in kernels/ops/attention/naive.cu)
 // registers them all. Host functions on device pointers, queued on cuda::stream(), as every CUDA
 // kernel here.

@@ -21,9 +21,8 @@
 // tensor cores (TF32 / BF16), as FlashAttention does.
 // Head sizes above kFlashMaxHead (256) run the naive variant instead (said in
 // kernels/ops/attention/cuda.h). Cost: 4 lq lk d + 5 lq lk FLOPs per head (about half when causal).
-// NVIDIA H200, 2026-11-26, `prism lab attention --device cuda --sizes 1x8x4096x64:causal`: 2.288
-// ms, 7.66 TFLOP/s, 0.53x the speed of the naive variant (1.213 ms: its two GEMMs run on cuBLAS),
-// the CUDA default.
+// Measured slower than the naive variant, whose two GEMMs run on cuBLAS and which is therefore
+// the CUDA default (`prism lab attention --device cuda`; docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <algorithm>
 
 #include "kernels/ops/attention/cuda.h"

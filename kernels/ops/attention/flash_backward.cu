@@ -16,13 +16,13 @@
 //                  tiles (k, v) through shared memory.
 // Both 2 and 3 recompute P_ij and dP_ij (two dot products per pair each): 14 d FLOPs per pair
 // instead of 10, the price of determinism and no atomics. Thread layout, tiles and register
-// rows as in the forward (attention_tile.cuh). Causal: kernel 2 starts at the first query that
+// rows as in the forward (tile.cuh). Causal: kernel 2 starts at the first query that
 // sees its keys (i >= j0), kernel 3 stops at the last key its queries see.
 // Workspace: batch * heads * lq elements for D (the tensor layer allocates it; a buffer of our
 // own when a caller passes less). Head sizes above kFlashMaxHead run the naive backward.
-// Cost: 10 lq lk d + 5 lq lk + 2 lq d FLOPs per head as counted (14 lq lk d executed). NVIDIA
-// H200, 2026-11-26, `prism lab attention_backward --device cuda` at 1x8x1024x64:causal: 887.2 us,
-// 3.05 TFLOP/s, 0.34x the speed of the naive backward (303.0 us, 8.94 TFLOP/s: cuBLAS GEMMs).
+// Cost: 10 lq lk d + 5 lq lk + 2 lq d FLOPs per head as counted (14 lq lk d executed). Measured
+// slower than the naive backward, whose products are cuBLAS GEMMs (`prism lab attention_backward
+// --device cuda`; docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <algorithm>
 #include <optional>
 

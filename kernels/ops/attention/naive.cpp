@@ -8,7 +8,7 @@
 // S is written to the workspace, the lq x lk scores of every head (attention_scores_workspace,
 // allocated by the tensor layer so the profile shows it): 4 lq lk bytes per head in float32,
 // 32 MB for 8 heads at L = 1024, 512 MB at L = 4096. That is the memory flash attention
-// (attention_flash.cpp) never allocates. Heads run in parallel (OpenMP), each on its own slice.
+// (flash.cpp) never allocates. Heads run in parallel (OpenMP), each on its own slice.
 //
 // Backward, per head, with D_i = dout_i . o_i (= sum_j P_ij dP_ij, the softmax's own term):
 //   P_ij  = exp(S_ij - lse_i)         recomputed from q, k and the saved lse, into the workspace
@@ -19,9 +19,9 @@
 //
 // Cost: forward 4 lq lk d FLOPs for the two products + 5 lq lk for the softmax per head
 // (causal: about half of each, the pairs j <= i); backward 10 lq lk d + 5 lq lk.
-// Measured (AMD EPYC Zen 4 VM, 1 thread, float32, B = 1, H = 8, L = 1024, d = 64): forward
-// 313 ms (7.0 GFLOP/s), backward 615 ms (8.8 GFLOP/s); the dot products are scalar chains (a
-// float sum cannot be reordered into SIMD lanes without -ffast-math). docs/PERFORMANCE.md.
+// The dot products are scalar chains (a float sum cannot be reordered into SIMD lanes without
+// -ffast-math), so it runs at a small fraction of the FMA peak (measured: docs/PERFORMANCE.md,
+// "Attention and linear+GELU (CPU)").
 #include <cmath>
 #include <limits>
 

@@ -19,11 +19,11 @@
 // The heads of one batch entry are one strided-batched GEMM (all of them at once when the
 // batch and head strides merge, the usual case).
 // Cost: forward 4 lq lk d + 5 lq lk FLOPs per head, backward 10 lq lk d + 5 lq lk + 2 lq d
-// (the masked half is computed and thrown away). NVIDIA H200, 2026-11-26,
-// `prism lab attention --device cuda --sizes 1x8x4096x64:causal`: 1.213 ms, 14.4 TFLOP/s, 1.9x
-// the flash variant's speed (2.288 ms); backward 303.0 against 887.2 us at 1x8x1024x64:causal.
+// (the masked half is computed and thrown away). Faster than the flash variant in both
+// directions, so the CUDA default (`prism lab attention --device cuda`, and attention_backward;
+// measured: docs/PERFORMANCE.md, "GPU (CUDA)").
 //
-// This file also registers the flash variants (attention_flash.cu,
+// This file also registers the flash variants (flash.cu,
 // kernels/ops/attention/flash_backward.cu).
 #include <algorithm>
 #include <cmath>

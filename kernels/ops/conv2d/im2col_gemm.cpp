@@ -25,16 +25,15 @@
 // (stride 1) or a strided gather, with the padding written as runs of zeros. The unfold's runs
 // are short (Wo elements), so they move a SIMD register at a time with a masked tail
 // (simd_runs.h), not through memmove / memset calls, which cost more than the run itself; the
-// fold stays a plain loop (col2im_add says why).
+// fold stays a plain loop (im2col_image.h's col2im_image_add says why).
 //
 // Cost: the same FLOPs as the naive loops (2 N O Ho Wo C kh kw per op), plus the unfold's
 // K P copies per image.
 //
-// Measured (2-core AMD EPYC VM, GCC 12 -O2 -march=native, 1 thread, float32, batch 64, the
-// kernel alone, best of 20, thread CPU time because the machine was shared, load ~10):
-//   conv 1->16 3x3 on 28x28    forward 0.34 ms (37 GFLOP/s)  dx 0.32 ms  dw 0.34 ms
-//   conv 16->32 3x3 on 13x13   forward 1.34 ms (53 GFLOP/s)  dx 1.55 ms  dw 1.37 ms
-// against 7-46 ms (1.2-1.8 GFLOP/s) per op for the naive loops: ~30x.
+// Measured on LeNet's two convolutions, forward and both gradients: over an order of magnitude
+// faster than the naive loops, and well below the core's FMA peak, since the per-image products
+// are small and the unfold is memory traffic (docs/PERFORMANCE.md, "Convolution and pooling
+// kernels"; later figures in "Conv at one thread (2026-11-25)").
 #include <Eigen/Core>
 #include <algorithm>
 #include <vector>
@@ -42,6 +41,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/ops/conv2d/im2col_image.h"
+#include "kernels/ops/matmul/op.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -56,7 +56,7 @@ class SelectedGemm {
  public:
   SelectedGemm()
       : fn_(registry()
-                .at("matmul", Device::cpu)
+                .at(kernels::ops::matmul.name, Device::cpu)
                 .select(dtype_of<T>())
                 .template get<MatmulArgs, T>()) {}
   void operator()(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs,

@@ -20,10 +20,9 @@
 // reduction pass; and conv's own profile row should measure conv, not the matmul lesson.
 // col2im is written as a gather: thread (n, c, r, w) sums the patch entries that came from it,
 // so no two threads write one element (no atomics; deterministic).
-// Cost: 2 N O Ho Wo C kh kw FLOPs per op, plus the unfold's K P copies per image. NVIDIA H200,
-// 2026-11-26, `prism lab conv2d --device cuda` (and its two gradients) at 8x64x56x56x64x3
-// (N C H W O k): 268.6 us, 6.89 TFLOP/s, 3.9x naive's speed; dx 176.6 us (103x), dw 289.8 us
-// (5.7x).
+// Cost: 2 N O Ho Wo C kh kw FLOPs per op, plus the unfold's K P copies per image. `prism lab
+// conv2d --device cuda` (and its two gradients) prints the figures (measured:
+// docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <algorithm>
 #include <optional>
 

@@ -1,6 +1,6 @@
 // One image's im2col and col2im, the fast way: shared by the fused convolution kernels
-// (conv_im2col.cpp) and the im2col / col2im ops that the bf16 autocast policy runs before its
-// GEMMs (im2col.cpp).
+// (im2col_gemm.cpp) and the im2col / col2im ops that the bf16 autocast policy runs before its
+// GEMMs (unfold.cpp).
 //
 // The patch matrix of an image x [C, H, W] is cols [K, P], K = C kh kw rows (channel, kernel
 // row, kernel column), P = Ho Wo columns (output positions): element ((c, p, q), (i, j)) =
@@ -95,8 +95,9 @@ inline void im2col_image(const Conv2dArgs<T>& args, const T* x, T* cols) {
 // by runs that lie a row apart (Wo elements of a W-element row), closer than one register. A
 // masked load whose register-wide footprint overlaps an earlier masked store still in the store
 // buffer cannot take its data from it and waits until the store reaches the cache; on 16
-// channels of 13x13 masked runs took 11 us an image, this loop (which GCC vectorises with
-// unmasked 8-wide steps and a scalar tail) 2.8 us.
+// channels of 13x13 masked runs were several times slower than this loop, which GCC vectorises
+// with unmasked 8-wide steps and a scalar tail (measured: docs/PERFORMANCE.md, "Conv at one
+// thread (2026-11-25)").
 template <class T>
 inline void col2im_image_add(const Conv2dArgs<T>& args, const T* dcols, T* dx) {
   const Conv2dArgs<T> a = args;  // a local copy, as in im2col

@@ -10,9 +10,9 @@
 //
 // Idea: the clearest correct loops, the lesson's starting point. The innermost (p, q) loops
 // are short (kh kw = 9 for a 3x3 kernel) and every read is a bounds check and a strided load,
-// so this runs at 1.2-1.8 GFLOP/s on one core (LeNet's convs at batch 64: 7-46 ms per op on
-// a 2-core AMD EPYC VM); the im2col variant (conv_im2col.cpp) turns the same arithmetic into
-// one GEMM per image and is ~30x faster.
+// so this runs at a few GFLOP/s on one core at most; the im2col variant (im2col_gemm.cpp) turns
+// the same arithmetic into one GEMM per image and is over an order of magnitude faster
+// (measured: docs/PERFORMANCE.md, "Convolution and pooling kernels").
 #include <algorithm>
 
 #include "kernels/cpu/kernel_list.h"

@@ -11,11 +11,10 @@
 // Idea: the clearest correct kernels, the baseline the im2col variant (cuBLAS GEMMs,
 // kernels/ops/conv2d/im2col_gemm.cu) is checked against and measured from. Every thread reads its
 // operands from global memory with no reuse through shared memory, and backward_weight has only O C
-// kh kw threads (a few thousand) each summing N Ho Wo products. NVIDIA H200, 2026-11-26, `prism lab
-// conv2d --device cuda` (and its two gradients) at 8x64x56x56x64x3: 1.035 ms, 1.79 TFLOP/s, 3.9x
-// im2col's time; dx 18.24 ms (103x), dw 1.665 ms (5.7x). dw at 64x1x28x28x16x3 has 144
-// threads: 2.212 ms against 39.8 us. That size's forward is the one naive wins (18.6 against 22.9
-// us).
+// kh kw threads (a few thousand; 144 for LeNet's first layer) each summing N Ho Wo products.
+// `prism lab conv2d --device cuda` (and its two gradients) prints the figures: slower than im2col
+// everywhere but the forward at LeNet's small first layer (measured: docs/PERFORMANCE.md, "GPU
+// (CUDA)").
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 

@@ -1,6 +1,6 @@
 // im2col and col2im as ops of their own: the unfolding a convolution under the bf16 autocast
 // policy runs before its GEMMs (tensor/ops/conv_bf16.cpp), which the fused conv2d kernels
-// (conv_im2col.cpp) keep inside themselves.
+// (im2col_gemm.cpp) keep inside themselves.
 //
 // Idea. A convolution is a matrix product once every output position's input window is laid out
 // as a column: patches[n] is [K, P] with K = C kh kw rows (channel, kernel row, kernel column)
@@ -13,12 +13,12 @@
 // bf16 GEMM reads); col2im adds, in float32.
 //
 // Cost: im2col 0 FLOPs, bytes = x + patches; col2im N K P adds, bytes = dpatches + dx.
-// Measured (CNN training step, batch 64, 1 thread, profile): im2col 1.5 ms a call forward (1.2
-// GB/s), col2im 1.9 ms (2.8 GB/s): element-by-element loops with a bounds check, the lesson's
-// clear version ("naive"). The "optimized" variants (the default) run the fused convolution's own
-// per-image routines (im2col_image.h: each window row one run, the padding found once per row
-// instead of tested per element): about 0.12 ms a call in the same step at 2 threads, and the
-// bf16 CNN step went from 3.30x to 2.70x the fp32 one (docs/PERFORMANCE.md, "bf16").
+// The "naive" variants are element-by-element loops with a bounds check, the lesson's clear
+// version, and run far below the memory's speed. The "optimized" variants (the default) run the
+// fused convolution's own per-image routines (im2col_image.h: each window row one run, the
+// padding found once per row instead of tested per element), an order of magnitude faster in
+// the CNN's step, which made the bf16 CNN step markedly less slow against the fp32 one
+// (measured: docs/PERFORMANCE.md, "Convolution and pooling kernels" and "bf16 mixed precision").
 // Threads: whole images (parallel.h), each image's work written by one thread, so results do not
 // depend on the thread count.
 #include <algorithm>

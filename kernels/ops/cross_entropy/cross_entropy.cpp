@@ -22,10 +22,9 @@
 // lose nothing there.
 //
 // Cost (docs/COSTS.md): forward 4 FLOPs per logit + 3 per row, backward 3 per logit + 1 per
-// row. Measured on this machine (Zen 4, AVX-512, 1 thread, CPU time, median of 9;
-// docs/PERFORMANCE.md, "Fused vs unfused (CPU)"), forward without grad: [4096, 1024] float32
-// fused 1.75 ms = 9.6 GB/s, composed 23.7 ms (13.5x slower), the old nn chain of ops 6.0 ms
-// (3.4x); [256, 50257] (a GPT-2 vocabulary) fused 4.9 ms, composed 74 ms, chain 16.6 ms.
+// row. Fused is the fastest measured, by an order of magnitude against composed and several
+// times against the old nn chain of ops, also at a GPT-2 vocabulary (docs/PERFORMANCE.md,
+// "Fused vs unfused (CPU)").
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -76,14 +75,14 @@ double fused_row(const CrossEntropyArgs<T>& a, int64_t r) {
 }
 
 // Narrow rows (a classifier's [batch, 10] logits): the per-row loops above vectorise only rows
-// of 32 elements or more (GCC's vector body plus its epilogue), and a shorter row runs scalar at
-// about 100 ns (the 64 x 10 logits of the MLP's step took 8.8 us, longer than the composed
-// variant's 5.2 us). Instead a block of rows is handled as one flat array: each row's max, then
-// x - max for the whole block into a 4 KB buffer, one vectorised exp over it, and each row's sum
-// of its own entries. Same special values as online_max_sum: a row of -inf has max -inf and sum
-// 0, a +inf or NaN makes the sum NaN. Measured (`prism lab cross_entropy --variants fused`, 1
-// thread, 2026-11-26), online -> this: 64 x 10 8.8 -> 1.3 us, 64 x 17 6.1 -> 1.7 us, 64 x 31
-// 3.0 us either way; from 32 columns the online loops win (64 x 64: 3.8 against 5.9 us).
+// of 32 elements or more (GCC's vector body plus its epilogue), and a shorter row runs scalar
+// (the 64 x 10 logits of the MLP's step took longer than the composed variant). Instead a block
+// of rows is handled as one flat array: each row's max, then x - max for the whole block into a
+// 4 KB buffer, one vectorised exp over it, and each row's sum of its own entries. Same special
+// values as online_max_sum: a row of -inf has max -inf and sum 0, a +inf or NaN makes the sum
+// NaN. Measured (`prism lab cross_entropy --variants fused`, 1 thread): this path wins below 32
+// columns and the online loops from 32 on (docs/PERFORMANCE.md, "Threads (2026-11-25)", "The
+// narrow cross-entropy and what is left").
 constexpr int64_t kNarrowCols = 31;
 constexpr int64_t kNarrowBlock = 1024;  // elements per block: 4 KB of float32
 

@@ -28,9 +28,8 @@
 // large logits lose nothing there. g is read on the device: nothing waits for the host.
 //
 // Cost (docs/COSTS.md): forward 4 FLOPs per logit + 3 per row, backward 3 per logit + 1 per
-// row. NVIDIA H200, 2026-11-26, `prism lab cross_entropy --device cuda` at 512 x 50257: fused
-// 113.5 us, 907 GB/s, 2.6x composed's speed (298.4 us); backward
-// (`prism lab cross_entropy_backward --device cuda`): fused 117.5 us, 1.75 TB/s, naive 157.6 us.
+// row. `prism lab cross_entropy --device cuda` (and cross_entropy_backward) prints the figures;
+// fused is the faster in both directions (measured: docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <cstdint>
 #include <limits>
 #include <string>

@@ -18,7 +18,7 @@
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/strided.cuh"
-#include "kernels/elementwise_ops.h"
+#include "kernels/ops/elementwise/list.h"
 #include "kernels/ops/elementwise/math.cuh"
 
 namespace prism::kernels::cuda {
@@ -122,8 +122,8 @@ void add_binary(Registry& r, const char* op) {
 
 void register_elementwise(Registry& r) {
   using namespace math;
-#define PRISM_ADD_UNARY(Functor, op) add_unary<Functor>(r, op);
-#define PRISM_ADD_BINARY(Functor, op) add_binary<Functor>(r, op);
+#define PRISM_ADD_UNARY(Functor, op, flops) add_unary<Functor>(r, op);
+#define PRISM_ADD_BINARY(Functor, op, flops) add_binary<Functor>(r, op);
   PRISM_UNARY_OPS(PRISM_ADD_UNARY)
   PRISM_BINARY_OPS(PRISM_ADD_BINARY)
 #undef PRISM_ADD_UNARY

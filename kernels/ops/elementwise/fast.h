@@ -1,4 +1,4 @@
-// The elementwise ops of kernels/elementwise_ops.h with the vectorisable float32 math of
+// The elementwise ops of kernels/ops/elementwise/list.h with the vectorisable float32 math of
 // kernels/cpu/fast_math.h: one functor per name, with the call signatures of
 // kernels/ops/elementwise/math.h (namespace math), for kernels whose contiguous loop should
 // become SIMD code:

@@ -4,7 +4,7 @@
 // input's offset along, so a broadcast input (stride 0) or a transposed view costs no copy.
 // Cost: 1 pass over memory; bound by bandwidth, not FLOPs (a few FLOPs per 8-12 bytes moved).
 #include "kernels/cpu/kernel_list.h"
-#include "kernels/elementwise_ops.h"
+#include "kernels/ops/elementwise/list.h"
 #include "kernels/ops/elementwise/math.h"
 
 namespace prism::kernels::cpu {
@@ -77,8 +77,8 @@ void add_binary(Registry& r, const char* op) {
 
 void register_elementwise_naive(Registry& r) {
   using namespace math;
-#define PRISM_ADD_UNARY(Functor, op) add_unary<Functor>(r, op);
-#define PRISM_ADD_BINARY(Functor, op) add_binary<Functor>(r, op);
+#define PRISM_ADD_UNARY(Functor, op, flops) add_unary<Functor>(r, op);
+#define PRISM_ADD_BINARY(Functor, op, flops) add_binary<Functor>(r, op);
   PRISM_UNARY_OPS(PRISM_ADD_UNARY)
   PRISM_BINARY_OPS(PRISM_ADD_BINARY)
 #undef PRISM_ADD_UNARY

@@ -1,6 +1,6 @@
 // Every elementwise op: unary out = f(x), and binary out = f(a, b) with broadcasting, the
 // activations' gradients among them (f(x, g) = g f'(x)). The functors are listed once in
-// kernels/elementwise_ops.h for both devices.
+// kernels/ops/elementwise/list.h for both devices.
 //
 // The ops' definitions (kernels/op_def.h): name, class, cost formula, and each device's default
 // variant with its reason.

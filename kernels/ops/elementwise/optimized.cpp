@@ -1,7 +1,7 @@
 // Elementwise ops, optimized variant: the naive walk, vectorised and split over the threads.
 //
 // Two changes from kernels/ops/elementwise/naive.cpp, each measured in docs/PERFORMANCE.md
-// ("Threads" and "Vectorised transcendentals"):
+// ("Threads (2026-11-25)", its grain table and "Vectorised transcendentals"):
 // - SIMD. The contiguous loop is `#pragma omp simd` over the functors of
 // kernels/ops/elementwise/fast.h,
 //   whose float exp and tanh are plain arithmetic (fast_math.h) instead of libm calls, so gelu,
@@ -11,11 +11,12 @@
 //   walked as the naive kernel walks it. Elements are independent and the cut never depends on
 //   the thread count, so results are bit-identical on any number of threads.
 // Chunk sizes: an op with a transcendental does ~20-40 FLOPs an element and pays for a thread
-// at a few thousand elements; add, mul or relu move ~12 bytes per FLOP and need ~10x more.
+// at a few thousand elements; add, mul or relu move ~12 bytes per FLOP and need many times more
+// (the measured crossovers: the grain table of "Threads (2026-11-25)").
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/elementwise_ops.h"
 #include "kernels/ops/elementwise/fast.h"
+#include "kernels/ops/elementwise/list.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -45,10 +46,12 @@ template <class F>
 constexpr int64_t kChunk = kCheap<F> ? kChunkElementwise : kChunkTranscendental;
 
 // The contiguous loops, as free functions on plain pointers: GCC 12 vectorises these, but not
-// the same loop written inside the chunk lambda (measured: 1.1 vs 6.5 ns a GELU element). Never
-// inlined: at one thread parallel_for runs the chunks in a plain loop, GCC inlined the whole
-// chain into the kernel, and there left fast_tanh as an out-of-line call per element, so the
-// loop ran scalar (the transformer's gelu_backward: 2.3 ms a call at 1 thread, 0.23 ms at 2).
+// the same loop written inside the chunk lambda (measured: several times slower per GELU
+// element). Never inlined: at one thread parallel_for runs the chunks in a plain loop, GCC
+// inlined the whole chain into the kernel, and there left fast_tanh as an out-of-line call per
+// element, so the loop ran scalar (the transformer's gelu_backward took an order of magnitude
+// longer a call at 1 thread than at 2). Both measured: docs/PERFORMANCE.md, "Threads
+// (2026-11-25)", "Vectorised transcendentals".
 template <class T, class F>
 [[gnu::noinline]] void unary_run(const T* __restrict x, T* __restrict out, int64_t n) {
 #pragma omp simd
@@ -139,8 +142,8 @@ void add_binary(Registry& r, const char* op) {
 
 void register_elementwise_optimized(Registry& r) {
   using namespace fast;
-#define PRISM_ADD_UNARY(Functor, op) add_unary<Functor>(r, op);
-#define PRISM_ADD_BINARY(Functor, op) add_binary<Functor>(r, op);
+#define PRISM_ADD_UNARY(Functor, op, flops) add_unary<Functor>(r, op);
+#define PRISM_ADD_BINARY(Functor, op, flops) add_binary<Functor>(r, op);
   PRISM_UNARY_OPS(PRISM_ADD_UNARY)
   PRISM_BINARY_OPS(PRISM_ADD_BINARY)
 #undef PRISM_ADD_UNARY

@@ -23,8 +23,9 @@
 //
 // Cost: 0 FLOPs for gather / index_select (data movement); 1 FLOP per element for scatter_add
 // / index_add. Passed the CUDA test suite on an NVIDIA H200 (2026-11-26); not timed alone. In
-// the GPU profile of `prism train transformer --steps 60 --device cuda --profile` (same day),
-// index_add as index_select's gradient took 320 us per call, at 5.1 GB/s.
+// the GPU profile of `prism train transformer --steps 60 --device cuda --profile`, index_add as
+// index_select's gradient runs far below the device's bandwidth: the one-thread-per-column
+// limit above (measured: docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <cstdint>
 #include <string>
 

@@ -19,9 +19,9 @@
 //   n = na + nb,  delta = mean_b - mean_a,
 //   mean = mean_a + delta nb / n,  M2 = M2_a + M2_b + delta^2 na nb / n
 // For the 64 lanes, which all hold the same count, it unrolls into the law of total variance
-// (two short vectorised loops per row; the pairwise tree of 63 merges it replaced took a third
-// of the time on rows of 1024 and a quarter on rows of 256). Elements past the last full block
-// of 64 go through scalar Welford and are merged with the formula above.
+// (two short vectorised loops per row; the pairwise tree of 63 merges it replaced was slower,
+// most on long rows: docs/PERFORMANCE.md, "Fused vs unfused (CPU)"). Elements past the last
+// full block of 64 go through scalar Welford and are merged with the formula above.
 //
 // Backward ("fused", the only variant): dx, dweight and dbias in one kernel, two passes per
 // row. With xhat = (x - mean) rstd and gw = g weight (differentiate y = xhat weight + bias,
@@ -33,10 +33,9 @@
 // the same gradient.
 //
 // Cost (docs/COSTS.md): forward 6 FLOPs per element (+1 weight, +1 bias), backward 9 (+1 with
-// a weight, +2 for dweight, +1 for dbias). Measured on this machine (Zen 4, AVX-512, 1 thread,
-// CPU time, median of 9; docs/PERFORMANCE.md, "Fused vs unfused (CPU)"), forward with weight
-// and bias, [4096, 1024] float32: one_pass 1.42 ms = 23.6 GB/s, two_pass 7.8 ms (5.5x
-// slower), the old nn composition of ten ops 16.4 ms (11.5x).
+// a weight, +2 for dweight, +1 for dbias). one_pass is the fastest measured on the CPU, several
+// times two_pass and the old nn composition of ten ops (docs/PERFORMANCE.md, "Fused vs unfused
+// (CPU)").
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -2,17 +2,18 @@
 // mask folded into the result (kernels/args.h, LinearArgs), as the ops it replaces would run it
 // (unfused) and inside the optimized matmul's blocks (fused).
 //
-// Why fuse at all, when the GEMM is 90% of a linear layer's time: on one core the passes cost
-// little, a few microseconds per [64, 256] layer. On two, each pass is an op below its grain,
-// so it runs on one core and reads a result that both cores wrote: half of it crosses between
-// the caches, serially. In the 784-256-256-10 MLP's step at batch 64 the bias adds, the ReLUs,
-// their gradients and the bias-gradient sums took 30.5 us at 2 threads against 22.7 at 1
-// (docs/PERFORMANCE.md, "Threads"). Fused, each core applies them to the block it just computed
-// or packed. Measured (`prism lab linear --sizes 64x256x256{,:dx,:dw} --threads 1,2`, 2-vCPU
-// Xeon): at 1 thread fused and unfused within 10% of each other, at 2 threads fused 1.70x,
-// 1.59x and 1.79x its 1-thread time, unfused 1.26x, 1.44x and 1.25x.
+// Why fuse at all, when the GEMM is nearly all of a linear layer's time: on one core the passes
+// cost little, a few microseconds per [64, 256] layer. On two, each pass is an op below its
+// grain, so it runs on one core and reads a result that both cores wrote: half of it crosses
+// between the caches, serially. In the 784-256-256-10 MLP's step at batch 64 the bias adds, the
+// ReLUs, their gradients and the bias-gradient sums took longer at 2 threads than at 1. Fused,
+// each core applies them to the block it just computed or packed. Measured (`prism lab linear
+// --sizes 64x256x256{,:dx,:dw} --threads 1,2`): at 1 thread fused and unfused are close, at 2
+// threads fused scales much better in all three directions (docs/PERFORMANCE.md, "Threads
+// (2026-11-25)", "The fused linear layer").
 //
-// unfused: the same engine (matmul_engine.h) without prologue or epilogue, between passes:
+// unfused: the same engine (kernels/ops/matmul/engine.h) without prologue or epilogue, between
+// passes:
 //   1. a ReLU'd copy of each flagged operand into the workspace   (the relu op's output)
 //   2. C = A @ B                                                  (matmul)
 //   3. C += bias, row by row                                      (add)

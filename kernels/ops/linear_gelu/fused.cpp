@@ -9,14 +9,15 @@
 // independent, so large products spread them over OpenMP threads (each tile's GEMM
 // single-threaded), and the GELU runs in parallel with them. The price: Eigen packs each block
 // of x and w once per tile instead of once per panel of one large GEMM (256 x 256 tiles keep
-// the cost small: 278-291 ms for the tiled GEMM against 250-274 ms for one, measured apart).
+// that cost small, measured apart: docs/PERFORMANCE.md, "Attention and linear+GELU (CPU)").
 // In grad mode the tile goes to z (pre-activation, kept for backward) and y = gelu(z) is
 // written beside it: two output buffers; without grad only y.
 // Cost: the same as unfused: 2 rows out in FLOPs + 9 per output element.
-// Measured (AMD EPYC Zen 4 VM, float32, [4096 x 768] x [3072 x 768]): 1 thread 507 ms
-// (38 GFLOP/s), 3 % slower than unfused: the saved passes are worth about 5 ms because the
-// GELU is bound by glibc's scalar tanhf (about 200 ms here), not by memory; 2 threads 251 ms,
-// 2.1x unfused at 2 threads, whose bias and GELU passes run on one thread. docs/PERFORMANCE.md.
+// Measured (same section): at 1 thread fusing bought no time, a little slower than unfused: with
+// glibc's scalar tanhf the GELU was compute-bound, so the two saved memory passes were worth
+// little; and since the vectorised tanh made the GELU a cheap pass, the tiling costs more than
+// the pass it saves. At 2 threads fused is about twice unfused, whose bias and GELU passes run
+// on one thread.
 #include <omp.h>
 
 #include <algorithm>
@@ -39,7 +40,7 @@ void linear_gelu_tile(const LinearGeluArgs<T>& a, int64_t r0, int64_t c0) {
   T* z = (a.z ? a.z : a.y) + r0 * a.out + c0;
   T* y = a.y + r0 * a.out + c0;
   linear_block(a, r0, nr, c0, nc, z, a.out);
-  const fast::Gelu gelu;  // the vectorised GELU prism::gelu runs (elementwise_fast.h)
+  const fast::Gelu gelu;  // the vectorised GELU prism::gelu runs (kernels/ops/elementwise/fast.h)
   for (int64_t r = 0; r < nr; ++r) {
     T* zr = z + r * a.out;
     T* yr = y + r * a.out;

@@ -5,16 +5,16 @@
 //   2. z += b; y = gelu(z)      one elementwise pass over [rows, out]
 // At transformer sizes pass 2 reads and writes the whole output once more through DRAM
 // (a [4096 x 3072] float32 output is 50 MB, read once and written once or twice).
-// fused: the register-blocked GEMM tile of matmul_optimized (matmul_tile.cuh) with its store
-// replaced by the bias + GELU epilogue: each 8 x 8 block of results goes from the registers
+// fused: the register-blocked GEMM tile of matmul_optimized (kernels/ops/matmul/tile.cuh) with its
+// store replaced by the bias + GELU epilogue: each 8 x 8 block of results goes from the registers
 // straight to z and y, so the output crosses DRAM once (twice with z) and pass 2 disappears.
 // Unlike unfused it rides on our own GEMM, not cuBLAS: it wins only if the saved pass is worth
 // more than the gap between the two GEMMs (at the sizes measured it is not: below).
 // GELU is the tanh approximation of kernels/ops/elementwise/math.h:
 //   gelu(z) = 0.5 z (1 + tanh(s (z + 0.044715 z^3))),  s = sqrt(2 / pi).
-// Cost: 2 rows out in FLOPs + 9 per output (bias add + GELU; 8 without bias). NVIDIA H200,
-// 2026-11-26, `prism lab linear_gelu --device cuda`: at 1024x768x3072 unfused 149.3 us, 32.5
-// TFLOP/s, fused 185.4 us, 26.2 TFLOP/s; at 128x784x256 unfused 15.9 us, fused 103.1 us.
+// Cost: 2 rows out in FLOPs + 9 per output (bias add + GELU; 8 without bias). Measured slower
+// than unfused at both sizes tried, a transformer layer's and the MLP's (`prism lab linear_gelu
+// --device cuda`; docs/PERFORMANCE.md, "GPU (CUDA)").
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/ops/matmul/tile.cuh"

@@ -6,14 +6,14 @@
 //   3. y = gelu(z)          another pass, fast::Gelu (the function prism::gelu uses)
 // At transformer sizes the output ([4096 x 3072] floats, 50 MB) is far larger than the caches,
 // so passes 2 and 3 each stream it from and back to memory: the traffic the fused variant
-// (linear_gelu_fused.cpp) saves. With a z buffer (grad mode: backward needs gelu'(z)) the GEMM
+// (fused.cpp) saves. With a z buffer (grad mode: backward needs gelu'(z)) the GEMM
 // and the bias pass write z and the GELU pass writes y; without one, all three passes run in y.
 // It already saves the chain's two intermediate allocations (the tensor-level chain makes three
 // buffers, this op one).
 // Cost: 2 rows out in FLOPs for the GEMM + 1 (bias) + 8 (GELU, tanh counted as 1) per output.
-// Measured (AMD EPYC Zen 4 VM, 1 thread, float32, [4096 x 768] x [3072 x 768]): 491 ms
-// (39.8 GFLOP/s): the GEMM about 260 ms, the bias pass 3-5 ms, the GELU pass about 200 ms
-// (scalar tanhf, compute-bound); docs/PERFORMANCE.md.
+// Where the time goes, pass by pass, and how it changed with the vectorised tanh (the GELU pass
+// was compute-bound on glibc's scalar tanhf, nearly as long as the GEMM): docs/PERFORMANCE.md,
+// "Attention and linear+GELU (CPU)".
 #include "kernels/cpu/eigen_threads.h"
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/elementwise/fast.h"
@@ -33,7 +33,7 @@ void linear_gelu_unfused(const LinearGeluArgs<T>& a) {
       for (int64_t c = 0; c < a.out; ++c) z[r * a.out + c] += a.bias[c];
     }
   }
-  const fast::Gelu gelu;  // the vectorised GELU prism::gelu runs (elementwise_fast.h)
+  const fast::Gelu gelu;  // the vectorised GELU prism::gelu runs (kernels/ops/elementwise/fast.h)
   for (int64_t i = 0; i < n; ++i) a.y[i] = gelu(z[i]);
 }
 

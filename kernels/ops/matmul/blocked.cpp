@@ -21,19 +21,21 @@
 //
 // What it still lacks: like the reordered loop, each multiply-add loads B, loads C and stores C,
 // so the FMA units idle while L1 moves data. Keeping a tile of C in registers across many p
-// (matmul_optimized.cpp) is the next step.
+// (optimized.cpp) is the next step.
 //
 // Layouts: as in kernels/ops/matmul/reordered.cpp, a transposed B (contiguous columns) turns the
 // inner loop into dot products of a row segment of A and a column segment of B. Its tiles are
 // shaped for that: KB = 1024 (a 4 KiB A row segment in L1, dots long enough to amortise summing the
 // four vector accumulators) by NB = 128 columns, the same 512 KiB of B in L2. (With the row form's
-// 256 x 512 tiles the dots were 256 long and the variant ran at 22 GFLOP/s instead of 30 on
-// A @ B^T, n = 1024.) A B with neither stride 1 runs the strided i, p, j loop (correct, slow).
+// 256 x 512 tiles the dots were 256 long and the variant ran measurably slower on A @ B^T:
+// docs/PERFORMANCE.md, "Matmul ladder".) A B with neither stride 1 runs the strided i, p, j loop
+// (correct, slow).
 //
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C.
-// Measured (2-core Zen 4, 1 thread, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"):
-// 31.5 GFLOP/s at n = 256, 29.5 at n = 1024 and 29.1 at n = 2048, where the unblocked reordered
-// loop falls to 16.9; A @ B^T: 35.5 at n = 1024.
+// Measured (docs/PERFORMANCE.md, "Matmul ladder"): about as fast as reordered while B stays in
+// the caches, and it keeps that speed at n = 2048, where the unblocked reordered loop falls to
+// about half. Both stop well short of the FMA peak: each multiply-add loads B, loads C and
+// stores C, so L1 traffic, not the FMA units, sets the pace.
 #include <algorithm>
 #include <vector>
 

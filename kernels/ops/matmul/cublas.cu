@@ -6,9 +6,9 @@
 // leading dimension its strides give: a transposed view (backward's A^T and B^T) costs no copy;
 // only an operand with neither a unit row nor a unit column stride is copied contiguous first.
 // float32 runs in true float32 (cuBLAS's default math mode; no TF32 tensor cores).
-// Cost: 2 m n k FLOPs per batch; bytes = A + B + C. NVIDIA H200, 2026-11-26,
-// `prism lab matmul --device cuda --sizes 1024,4096,8192`: 2.696 ms at 4096, 51.0 TFLOP/s (50.9
-// at 8192); prism's optimized variant reaches 79% of it at 4096 (docs/PERFORMANCE.md).
+// Cost: 2 m n k FLOPs per batch; bytes = A + B + C. The fastest rung, near `prism machine`'s
+// SGEMM roof; prism's optimized variant meets its target fraction of it at 4096 (`prism lab
+// matmul --device cuda`; measured: docs/PERFORMANCE.md, "GPU (CUDA)", "The matmul ladder").
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/kernel_list.h"
 

@@ -5,8 +5,8 @@
 // microkernel: the yardstick for our own optimized kernel. Each operand is mapped with the
 // layout it has: row-major (unit column stride), column-major (unit row stride, a transposed
 // view), or fully strided. Telling Eigen about a unit stride lets it pack panels with vector
-// loads; a Map with two run-time strides packs element by element (measured: the MLP's forward
-// matmul on a transposed weight went from 49 to 71 GFLOP/s, 1 thread).
+// loads; a Map with two run-time strides packs element by element (measured on the MLP's
+// forward matmul on a transposed weight: docs/PERFORMANCE.md, "Matmul ladder").
 // It uses OpenMP threads when the product is large enough to pay for them (eigen_threads.h).
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C.
 #include <Eigen/Core>

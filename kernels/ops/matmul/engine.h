@@ -1,9 +1,9 @@
-// The optimized matmul's loop nest (matmul_optimized.cpp) with the linear op's prologue and
+// The optimized matmul's loop nest (optimized.cpp) with the linear op's prologue and
 // epilogue (kernels/args.h, LinearArgs): the fused linear variant, and the GEMM that the unfused
 // one runs between its passes.
 //
 // Where each piece runs, so that no pass reads data another core wrote:
-//   relu_a / relu_b   as the operand is packed, by the thread that packs it (matmul_pack.h: one
+//   relu_a / relu_b   as the operand is packed, by the thread that packs it (pack.h: one
 //                     compare and blend per element of a copy that is made anyway); the paths
 //                     that read an operand in place (one row, dot products) get a ReLU'd copy;
 //   bias, mask        on each block of C, by the thread that computed the block, right after

@@ -16,7 +16,8 @@
 // so 4 independent accumulators would keep the FMA units busy; the other 24 buy reuse: each B
 // vector loaded serves MR FMAs and each broadcast NV, so a step needs 16 loads for 28 FMAs, well
 // within the two loads per cycle the core can issue. Measured on 2048^3 with kc = 512: 14 x 32,
-// 12 x 32, 8 x 48 and 6 x 64 tiles all ran within 2% of each other (about 104 GFLOP/s).
+// 12 x 32, 8 x 48 and 6 x 64 tiles all ran as fast, within the noise (docs/PERFORMANCE.md,
+// "Matmul ladder").
 // Both slivers are packed contiguously in the order the loop reads them (kernels/cpu/
 // kernels/ops/matmul/pack.h), so the loop walks two arrays with unit stride and no index
 // arithmetic.
@@ -47,7 +48,7 @@ struct MicroTile {
 // C[0:R, 0:NV*lanes] = (or +=, when accumulate) Ap * Bp, with Ap the packed kc x mr sliver of A
 // (element (i, p) at ap[p * mr + i]; only its first R rows are used) and Bp a kc x nr sliver of
 // B whose row p starts at bp + p * b_step (only its first NV vectors are used): b_step = nr for
-// a packed sliver, B's row stride for one read in place (matmul_optimized.cpp, direct B). C has
+// a packed sliver, B's row stride for one read in place (optimized.cpp, direct B). C has
 // row stride ldc and unit column stride.
 template <class T, int R, int NV>
 inline void microkernel(int64_t kc, const T* __restrict ap, const T* __restrict bp, int64_t b_step,

@@ -8,9 +8,9 @@
 // operands from global memory (L1/L2 catch most of it), so this is bound by memory traffic, far
 // below the FMA units' rate: the shared-memory tiles of kernels/ops/matmul/tiled.cu are the next
 // step. A grid-stride loop over the flattened (b, i, j) index handles any size, with 64-bit
-// indices. Cost: 2 m n k FLOPs per batch; bytes = A + B + C. NVIDIA H200, 2026-11-26, `prism lab
-// matmul --device cuda --sizes 1024,4096,8192`: 30.56 ms at 4096, 4.50 TFLOP/s (tiled is 1.60x
-// faster); with B transposed 0.49 TFLOP/s at 2048 (prism_bench_cuda_matmul).
+// indices. Cost: 2 m n k FLOPs per batch; bytes = A + B + C. The slowest rung, and far slower
+// still with B transposed, whose reads are then uncoalesced (`prism lab matmul --device cuda`;
+// measured: docs/PERFORMANCE.md, "GPU (CUDA)", "The matmul ladder").
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 

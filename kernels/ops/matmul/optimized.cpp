@@ -2,7 +2,7 @@
 // nest, and OpenMP threads over blocks of C.
 //
 // Idea (Goto & van de Geijn 2008, "Anatomy of high-performance matrix multiplication"; the BLIS
-// papers). The microkernel (matmul_microkernel.h) keeps a 14 x 32 float tile of C in 28 zmm
+// papers). The microkernel (microkernel.h) keeps a 14 x 32 float tile of C in 28 zmm
 // registers and runs at the FMA units' rate provided its two operands arrive from the caches with
 // unit stride. Everything else arranges that:
 //
@@ -16,21 +16,22 @@
 //             C[ir:ir+MR, jr:jr+NR] (+)= A sliver @ B sliver    (microkernel, kc steps)
 //
 // Block sizes (kBlocking) from this machine's caches (Zen 4: 32 KiB L1d, 1 MiB L2 per core,
-// 32 MiB L3 shared) and from measurement:
+// 32 MiB L3 shared) and from measurement (docs/PERFORMANCE.md, "Matmul ladder", "What tuning
+// found"):
 //   KC = 512: the textbook choice keeps the B sliver (kc x NR) in L1, kc = 128-192 for 32 floats
-//       a row. Measured on 2048^3, 1 thread: kc = 128: 89-91 GFLOP/s, 256: 97-99, 512: 102-105,
-//       1024: 104-105. What larger kc buys is fewer passes over C: each microkernel call loads
+//       a row. On 2048^3, 1 thread, each doubling of kc from 128 to 512 ran faster, and 1024 no
+//       faster than 512. What larger kc buys is fewer passes over C: each microkernel call loads
 //       and stores its 14 x 32 tile of C once per kc steps (from L3 or memory when C is large).
 //       The operands need only 184 bytes per step of 28 cycles, which L2 delivers easily, so the
 //       64 KiB B sliver does not have to sit in L1 on this core. k is cut into equal blocks
 //       (784 = 392 + 392).
 //   MC = 252: the packed A block (mc x kc floats = 504 KiB) fills half of L2, next to the B
-//       sliver being used and the lines of C passing through (mc from 112 to 1008 measured
-//       within 3% of each other).
+//       sliver being used and the lines of C passing through (any mc from 112 to 1008 ran as
+//       fast, within the noise).
 //   NC = 4096: the packed B panel (kc x nc = 8 MiB) takes a quarter of L3, so both threads'
 //       panels and a band of C fit.
 // float64 uses the same byte budgets (its tile is 14 x 16): kc = 512, mc = 126, nc = 2048.
-// Packing (matmul_pack.h) reads A and B through their strides, so a transposed operand costs
+// Packing (pack.h) reads A and B through their strides, so a transposed operand costs
 // only the packing.
 //
 // Shapes the scheme fits badly are rearranged first (matmul_optimized below):
@@ -57,13 +58,12 @@
 // join (kernels/cpu/eigen_threads.h has the measurements).
 //
 // Cost: 2 m n k FLOPs per batch; packing m k (n / NC) + k n (m-blocks per thread) copies.
-// Measured (2-core Zen 4, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"), 1 thread:
-// 107.4 GFLOP/s at n = 256, 106.9 at n = 1024, 107.7 at n = 2048 (92% of the 117 GFLOP/s FMA
-// peak of `prism machine`), against 85.8 / 80.9 / 82.2 for Eigen; A^T @ B and A @ B^T within 3%
-// of that; the six products of a 784-256-10 MLP step 1.10-1.26x Eigen. 2 threads: up to about
-// 200 GFLOP/s at n = 1024-2048 when both cores are free, but this shared machine rarely has a
-// free core, and OpenMP's spinning at the join then costs a scheduler slice (milliseconds) per
-// call: see "2 threads" in that section.
+// At 1 thread it is the fastest variant measured, ahead of Eigen on the squares, on the
+// transposed forms and on every product of an MLP step, and near the FMA peak of `prism machine`
+// (measured: docs/PERFORMANCE.md, "Matmul ladder", "1 thread"). At 2 threads it nearly doubles
+// when both cores are free, but this shared machine rarely has a free core, and OpenMP's
+// spinning at the join then costs a scheduler slice (milliseconds) per call: see "2 threads" in
+// that section.
 #include <omp.h>
 
 #include <algorithm>
@@ -100,11 +100,11 @@ constexpr Blocking kBlocking = [] {
 
 // Direct B: a product with at most kDirectBRows rows reads a row-major B in place instead of
 // packing it, when one kc x nc block of B fits in kDirectBBytes (L2 keeps it: its rows are then
-// found again by each of the few row tiles). Measured with `prism lab matmul` (M x K x N), 1
-// thread, quiet machine, old vs new binaries alternated: 32 x 144 x 121 (conv2d's per-image
-// product) 9.9 -> 8.1 us, 64 x 784 x 256 (the MLP's first layer) 181 -> 155 us, 98 x 256 x 784
-// 259 -> 232 us, 140 x 512 x 512 490 -> 444 us, 224 x 256 x 784 582 -> 546 us; but 140 x 1024 x
-// 1024, whose 2 MiB block of B does not stay near, 2.07 -> 2.65 ms: packed there.
+// found again by each of the few row tiles). With so few rows, packing B cost about as much as
+// using it: reading it in place made conv2d's per-image product (32 x 144 x 121), the MLP's
+// first layer (64 x 784 x 256) and the other shapes tried up to 224 rows faster, but 140 x 1024
+// x 1024, whose 2 MiB block of B does not stay near, slower: packed there (measured:
+// docs/PERFORMANCE.md, "Conv at one thread (2026-11-25)").
 template <class T>
 constexpr int64_t kDirectBRows = 16 * MicroTile<T>::mr;
 constexpr int64_t kDirectBBytes = int64_t{1} << 20;
@@ -151,7 +151,7 @@ int64_t round_up(int64_t x, int64_t to) {
 // One product of the kernel's batch, in the general form the loop nest runs on: every operand,
 // C included, has its own batch, row and column strides (C's differ from [batch, m, n] when the
 // product is computed transposed, see `transposed`).
-// The linear op (matmul_engine.h) adds a prologue and an epilogue, for a single product (batch
+// The linear op (engine.h) adds a prologue and an epilogue, for a single product (batch
 // 1): an operand read as max(0, .) (applied as it is packed, kernels/ops/matmul/pack.h), and, once
 // a block of C is complete, on the thread that computed it,
 //   C[i, j] += bias[i bias_rs + j bias_cs],   then   C[i, j] = relu'(mask[i, j]) C[i, j].
@@ -216,7 +216,7 @@ void row_sums_direct(const Problem<T>& p, int64_t r0, int64_t r1) {
   }
 }
 
-// The same sums from a packed block of A (matmul_pack.h's layout: sliver s holds rows s MR ..
+// The same sums from a packed block of A (pack.h's layout: sliver s holds rows s MR ..
 // s MR + MR - 1, element (w, q) at s kc MR + q MR + w), continuing the sums of earlier blocks of k.
 template <int MR, class T>
 void add_packed_row_sums(const T* apack, int64_t rows, int64_t kc, T* sums) {
@@ -405,7 +405,7 @@ void dot_block(const Problem<T>& p) {
   }
 }
 
-// A one-row block, c = a @ B, without packing B (matmul_gemv.h).
+// A one-row block, c = a @ B, without packing B (gemv.h).
 template <class T>
 void gemv_block(const Problem<T>& p) {
   const T* a = p.a;
@@ -418,11 +418,11 @@ void gemv_block(const Problem<T>& p) {
 }
 
 // Whether a block runs in the dot-product form: both operands contiguous along k, at most
-// kDotMaxOutputs elements of C and at least kDotMinK steps of k. Measured with `prism lab matmul
-// SIZE:nt` (M x K x N), 1 thread, tiled kernel -> dot form: 16 x 676 x 9 (conv1's weight
-// gradient per image) 5.4 -> 3.1-3.7 us, 9 x 2000 x 16 16.4 -> 7.6 us, 16 x 256 x 16 2.8 -> 2.3
-// us, 32 x 676 x 16 12.1 -> 10.8 us; but 16 x 128 x 16 1.3 -> 1.8 us (k too short to pay for
-// the final sums) and 32 x 256 x 32 5.8 -> 8.8 us (1024 outputs: the tile's reuse wins).
+// kDotMaxOutputs elements of C and at least kDotMinK steps of k. Against the tiled kernel the
+// dot form won on 16 x 676 x 9 (conv1's weight gradient per image) and the other shapes tried
+// with at most 512 outputs and k >= 256, and lost on 16 x 128 x 16 (k too short to pay for the
+// final sums) and 32 x 256 x 32 (1024 outputs: the tile's reuse wins) (measured:
+// docs/PERFORMANCE.md, "Conv at one thread (2026-11-25)").
 constexpr int64_t kDotMaxOutputs = 512;
 constexpr int64_t kDotMinK = 256;
 
@@ -445,11 +445,10 @@ bool dot_form(const Problem<T>& p) {
 // columns. Split over C's columns, each thread would read half of every row of W, half of them
 // from the other core's cache, and then the optimizer would have to take those lines back;
 // split over k, each thread reads only its own band of rows. It packs half of A instead of all
-// of it, and pays one pass over an m x n scratch. Measured in the MLP step at 2 threads
-// (interleaved, `prism compare mlp --mode train --batch 64`, a prototype against the column
-// split): dx 49.8 -> 40.9 us, and the update after it 83 -> 65 us, as W's lines are no longer
-// in both caches; the whole step 0.946x [0.932, 0.956]. One thread pays one more pass over C
-// (64 x 256 floats) for the fixed cut.
+// of it, and pays one pass over an m x n scratch. In the MLP step at 2 threads both dx and the
+// update after it got faster, as W's lines are no longer in both caches, and so did the whole
+// step (measured: docs/PERFORMANCE.md, "Threads (2026-11-25)", "Split-k for dx"). One thread
+// pays one more pass over C (64 x 256 floats) for the fixed cut.
 constexpr int64_t kSplitKMinK = 256;
 
 template <class T>
@@ -495,8 +494,9 @@ struct Grid {
 // chunks (parallel.h), so with C's columns split half of every thread's block is read next from
 // the other core's cache, while row bands hand each thread its own. It decides only near-ties
 // with a short k, a weight gradient above all: the MLP's dW = g^T x (256 x 784, k = 64, read
-// next by the optimizer) is now cut in row bands, and the 2-thread MLP step went 449 -> 432 us
-// (6 interleaved rounds, each 0.95-0.98x); cnn and transformer steps within 1%.
+// next by the optimizer) is now cut in row bands, which made the 2-thread MLP step a few
+// percent faster and left the cnn and transformer steps as they were (measured:
+// docs/PERFORMANCE.md, "Threads (2026-11-25)").
 constexpr double kCopyMacs = 8;
 Grid choose_grid(int threads, int64_t units_m, int64_t units_n, int64_t mr, int64_t nr, int64_t k) {
   Grid best;
@@ -518,7 +518,7 @@ Grid choose_grid(int threads, int64_t units_m, int64_t units_n, int64_t mr, int6
 }
 
 // The multiply-adds the microkernels do for an m x n product: edge tiles are cut to an even
-// number of rows and a whole number of vectors (matmul_microkernel.h).
+// number of rows and a whole number of vectors (microkernel.h).
 template <class T>
 int64_t padded_area(int64_t m, int64_t n) {
   return round_up(m, 2) * round_up(n, MicroTile<T>::lanes);

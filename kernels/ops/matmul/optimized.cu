@@ -1,7 +1,7 @@
 // Matmul, optimized variant: register-blocked tiles, 128 x 128 x 8 through shared memory,
 // an 8 x 8 micro-tile of C per thread, float4 loads where the strides allow, double buffered.
 //
-// Idea: the tiled kernel (matmul_tiled.cu) does one FMA per two shared-memory loads, so the
+// Idea: the tiled kernel (tiled.cu) does one FMA per two shared-memory loads, so the
 // shared-memory pipe, not the FMA units, sets its pace. Giving each thread an 8 x 8 block of C
 // in registers turns 16 loaded values into 64 FMAs (4 FMAs per load), and staging 128 x 8
 // panels of A and B per step reuses each global load 128 times. The kernel itself lives in
@@ -9,9 +9,8 @@
 // store for a bias + GELU epilogue). Operands are read through their strides: a row-major or a
 // transposed (column-major) operand gets float4 loads along its contiguous dim; anything else takes
 // guarded scalar loads (same kernel, same tiles). float64 runs the scalar path. Cost: 2 m n k FLOPs
-// per batch; bytes = A + B + C. Target: >= 70 % of cuBLAS SGEMM at n = 4096, met: NVIDIA H200,
-// 2026-11-26, `prism lab matmul --device cuda --sizes 1024,4096,8192`: 3.402 ms at 4096, 40.4
-// TFLOP/s, 79% of cuBLAS (51.0); 45% at 1024, 81% at 8192.
+// per batch; bytes = A + B + C. Target: >= 70 % of cuBLAS SGEMM at n = 4096, met (`prism lab
+// matmul --device cuda`; measured: docs/PERFORMANCE.md, "GPU (CUDA)", "The matmul ladder").
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/ops/matmul/tile.cuh"
 

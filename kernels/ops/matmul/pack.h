@@ -1,5 +1,5 @@
 // Packing for the optimized matmul: copy a block of A or B, whatever its strides, into the
-// contiguous sliver layout the microkernel reads with unit stride (matmul_microkernel.h).
+// contiguous sliver layout the microkernel reads with unit stride (microkernel.h).
 //
 // Both operands pack the same way. A block is `width` lines (A: rows, B: columns) of `kc`
 // elements along the shared dimension k; it is cut into slivers of W lines (A: W = MR,
@@ -15,10 +15,11 @@
 //                  elements, a straight vector copy;
 //   k stride 1     (A row-major; B transposed, A @ B^T): each line is contiguous along p, so the
 //                  copy is a transpose: with AVX-512, 16 x 16 floats (8 x 8 doubles) at a time
-//                  loaded as 16 line segments and transposed in registers, measured 3.7 us for
-//                  128 x 256 floats against 3.0 us for a plain copy of the same block (the blocked
-//                  element-by-element loop below: 9.4 us); otherwise in blocks of 16 steps, so
-//                  that the source lines and the destination rows being written stay in L1;
+//                  loaded as 16 line segments and transposed in registers, measured close to a
+//                  plain copy of the same block and well ahead of the blocked element-by-element
+//                  loop below (docs/PERFORMANCE.md, "Matmul ladder"); otherwise in blocks of 16
+//                  steps, so that the source lines and the destination rows being written stay
+//                  in L1;
 //   neither        an element-by-element gather.
 // So a transposed view costs only its packing: kc * W element copies per sliver, reused by
 // every tile of the other operand (mc / MR or nc / NR microkernel calls).

@@ -12,7 +12,7 @@
 // What it still lacks: each multiply-add loads B, loads C and stores C, three memory operations
 // for one FMA, so it is bound by L1 load/store bandwidth, not by the FMA units; and each row of
 // C reads all of B again, from L2 while B fits there (n <= 512), from L3 after that. Blocking
-// (matmul_blocked.cpp) fixes the second problem, the register tile of
+// (blocked.cpp) fixes the second problem, the register tile of
 // kernels/ops/matmul/optimized.cpp the first.
 //
 // Layouts. The argument is "make the inner loop walk memory with unit stride", and which loop
@@ -20,16 +20,15 @@
 // case) it is the i, p, j loop above. For a transposed B (A @ B^T, as backward computes it) the
 // rows of B are strided and its columns contiguous, so the i, p, j loop would jump k elements
 // per step: there each C[i][j] is computed as a dot product of a row of A and a column of B,
-// both contiguous, with four vector accumulators (matmul_rows.h; the compiler will not vectorize
+// both contiguous, with four vector accumulators (rows.h; the compiler will not vectorize
 // a floating-point sum by itself). A B with neither stride 1 runs the i, p, j loop through its
 // strides: correct, and as slow as the naive loop's column walk. Packing
-// (matmul_optimized.cpp) is what makes every layout cost the same.
+// (optimized.cpp) is what makes every layout cost the same.
 //
 // Cost: 2 m n k FLOPs per batch; bytes = A + B + C (B is re-read m times from the caches).
-// Measured (2-core Zen 4, 1 thread, float32, median of 9, docs/PERFORMANCE.md "Matmul ladder"):
-// 30.7 GFLOP/s at n = 256, 30.6 at n = 1024, 16.9 at n = 2048 (B, 16 MiB, no longer stays in
-// the caches between rows of C), against 2.5 and 1.1 for the naive loop at n = 256 and 512;
-// A @ B^T in the dot-product order: 36.7 at n = 1024.
+// Measured (docs/PERFORMANCE.md, "Matmul ladder"): an order of magnitude faster than the naive
+// loop, until n = 2048, where B (16 MiB) no longer stays in the caches between rows of C and the
+// speed about halves; A @ B^T in the dot-product order is as fast.
 #include <algorithm>
 #include <vector>
 

@@ -7,15 +7,14 @@
 // its row of the A tile and its column of the B tile from shared memory:
 //   C_tile += A[rows, p0:p0+32] @ B[p0:p0+32, cols]
 // Global traffic drops 32x; the inner loop is now two shared-memory loads per multiply-add,
-// which is what bounds this kernel (matmul_optimized.cu keeps an 8 x 8 block of C in registers
+// which is what bounds this kernel (optimized.cu keeps an 8 x 8 block of C in registers
 // to reuse each loaded value 8 times). Elements outside the matrices load as 0, so sizes that
 // are not multiples of 32 need no special case; the strides are read as given, so a transposed
 // view works (with uncoalesced loads).
 // A warp is one row ty of the block: it reads one As element (a broadcast) and 32 consecutive
 // Bs elements (32 banks) per step, so the tiles need no padding against bank conflicts.
-// Cost: 2 m n k FLOPs per batch; bytes = A + B + C. NVIDIA H200, 2026-11-26,
-// `prism lab matmul --device cuda --sizes 1024,4096,8192`: 19.05 ms at 4096, 7.21 TFLOP/s, 1.60x
-// naive's speed; optimized is 5.6x faster (3.402 ms).
+// Cost: 2 m n k FLOPs per batch; bytes = A + B + C. Faster than naive, several times slower than
+// optimized (`prism lab matmul --device cuda`; measured: docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <algorithm>
 
 #include "kernels/cuda/cuda_common.h"

@@ -21,10 +21,9 @@
 // sit in functions compiled for the AMX target alone.
 //
 // Cost: 2 m n k FLOPs per batch; bytes = 2 (A + B) + 4 C; packing k n + m k copies per block.
-// Measured (2-core Intel Xeon with AMX, `prism lab matmul_bf16`, 1 thread, loaded machine):
-// 250 / 344 / 439 / 362 GFLOP/s at n = 256 / 512 / 1024 / 2048, 1.6-3.2x float32 matmul's
-// 138-160 (docs/PERFORMANCE.md, "bf16 mixed precision"). At 2048 the packed B panel (2 MiB)
-// leaves L2.
+// The fastest bf16 variant where AMX exists, faster than float32 matmul at every size measured
+// (`prism lab matmul_bf16`; docs/PERFORMANCE.md, "bf16 mixed precision"); less so at 2048,
+// where the packed B panel (2 MiB) leaves L2.
 #include <algorithm>
 #include <cstring>
 #include <string>

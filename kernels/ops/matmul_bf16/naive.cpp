@@ -12,9 +12,9 @@
 // of magnitudes, far below one float32 ulp: it is the float64 yardstick the lab and the variants
 // test compare the other variants with (opinfo/matmul_bf16.cpp states the tolerance).
 //
-// Cost: 2 m n k FLOPs per batch; bytes = 2 (A + B) + 4 C. Measured (2-core Xeon, 1 thread,
-// `prism lab matmul_bf16`): naive 1.8 GFLOP/s at 256^3 and 0.9 at 1024^3 (B walked down a
-// column: a new cache line every step); reference the same.
+// Cost: 2 m n k FLOPs per batch; bytes = 2 (A + B) + 4 C. Both run at a few GFLOP/s at most,
+// slower as n grows (B walked down a column: a new cache line every step; measured:
+// docs/PERFORMANCE.md, "bf16 mixed precision").
 #include "kernels/cpu/kernel_list.h"
 
 namespace prism::kernels::cpu {

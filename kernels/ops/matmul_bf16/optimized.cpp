@@ -28,12 +28,10 @@
 // has the instruction.
 //
 // Cost: 2 m n k FLOPs per batch; bytes = 2 (A + B) + 4 C; packing k n + m k copies per k block.
-// Measured (2-core Intel Xeon with AVX512-BF16, `prism lab matmul_bf16`, 1 thread, loaded
-// machine): optimized 67 / 76 / 79 / 89 GFLOP/s at n = 256 / 512 / 1024 / 2048, blocked 47-51,
-// against 138-160 for float32 matmul. On this core vdpbf16ps issues at half an FMA's rate (a
-// register-tile microbenchmark: 105 GFLOP/s against 182 for vfmadd231ps), so the kernel runs at
-// 85% of its instruction's ceiling and still below float32; AMX is this CPU's bf16 engine
-// (matmul_bf16_amx.cpp). docs/PERFORMANCE.md, "bf16 mixed precision".
+// On the Intel Xeon measured, vdpbf16ps issues at half an FMA's rate (a register-tile
+// microbenchmark), so the kernel runs near its instruction's ceiling and still below float32
+// matmul, and blocked below it; AMX is this CPU's bf16 engine (amx.cpp). `prism lab matmul_bf16`
+// prints the figures (measured: docs/PERFORMANCE.md, "bf16 mixed precision").
 #include <algorithm>
 #include <cstring>
 #include <vector>

@@ -1,5 +1,5 @@
-// Packing B for the bf16 GEMMs: both the AVX512-BF16 kernel (matmul_bf16_optimized.cpp) and the
-// AMX one (matmul_bf16_amx.cpp) multiply k in PAIRS: one 32-bit lane holds B[k][j] and B[k+1][j]
+// Packing B for the bf16 GEMMs: both the AVX512-BF16 kernel (optimized.cpp) and the
+// AMX one (amx.cpp) multiply k in PAIRS: one 32-bit lane holds B[k][j] and B[k+1][j]
 // (vdpbf16ps and tdpbf16ps both add a[2p] b[2p] + a[2p+1] b[2p+1] into an fp32 sum). So B is
 // copied, once per block, into slivers of `width` columns, pair by pair:
 //   B[k0 : k0 + 2 kcp, j0 : j0 + nc]  ->  sliver s, pair p, column w, half h at

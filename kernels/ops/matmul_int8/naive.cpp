@@ -3,10 +3,10 @@
 // Idea: out[i][j] = (sum_p a[i][p] w[j][p]) * a_scale * w_scale[j] + bias[j]. Each product of
 // two int8 values fits in 15 bits, and the int32 sum is exact for any k below 133,000, so this
 // loop is the integer reference every other variant must match bit for bit; the float
-// requantization is shared with them (matmul_int8_epilogue.h).
+// requantization is shared with them (epilogue.h).
 // Cost: m n k MACs (2 m n k integer ops); bytes = a + w (1 each) + out (4) + scales and bias (4).
-// Speed: a scalar loop with strided reads: 19 GOP/s at 1 thread at 64x784x256 and at 1024
-// (`prism lab matmul_int8`, docs/PERFORMANCE.md, "int8 post-training quantization").
+// Speed: a scalar loop with strided reads, far below the VNNI kernel (`prism lab matmul_int8`;
+// measured: docs/PERFORMANCE.md, "int8 post-training quantization").
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/matmul_int8/epilogue.h"
 

@@ -21,10 +21,10 @@
 // dot product that compilers vectorize (pmaddwd on SSE2/AVX2).
 // Cost: m n k MACs; bytes = a + w (1 each) + out (4) + scales and bias (4 each). The packing
 // reads a and w once more (m k + n k bytes), small next to the m n k MACs past batch 1.
-// Speed on the dev machine, 1 thread (`prism lab matmul_int8`; docs/PERFORMANCE.md, "int8
-// post-training quantization"): 296 GOP/s at 64x784x256 and 441 at 1024, 2.2x and 2.8x the
-// packed fp32 matmul (137 and 158 GFLOP/s); 0.8x of it at batch 1 (a GEMV: both read the weights
-// once) and at the cnn's conv1 (k = 9, n = 16: most lanes idle). portable: 1.0-1.5x naive.
+// Speed, 1 thread (`prism lab matmul_int8`; measured: docs/PERFORMANCE.md, "int8 post-training
+// quantization"): faster than the packed fp32 matmul from a batch of 64 up, slower at batch 1
+// (a GEMV: both read the weights once) and at the cnn's conv1 (k = 9, n = 16: most lanes idle);
+// portable is no slower than naive.
 #include <immintrin.h>
 
 #include <cstring>
@@ -48,7 +48,8 @@ int64_t round_up(int64_t x, int64_t to) {
 // Copies a strided int8 matrix [rows, cols] into rows of dst_rs bytes, adding `shift` (0, or
 // 128 for vpdpbusd's unsigned operand). Everything by value on purpose: a store through a byte
 // pointer may alias anything, so a struct field read in the loop would be reloaded from memory
-// at every element (measured: 10x slower packing).
+// at every element (measured: an order of magnitude slower packing; docs/PERFORMANCE.md, "int8
+// post-training quantization").
 void pack_rows(const int8_t* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, int32_t shift,
                uint8_t* dst, int64_t dst_rs) {
   for (int64_t i = 0; i < rows; ++i) {

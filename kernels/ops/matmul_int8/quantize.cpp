@@ -6,8 +6,9 @@
 // (which calibration never produces from finite data) maps to 0. -128 is never produced: the range
 // stays symmetric, so the zero point is 0 and the GEMM needs no offset for the activations.
 // Cost: 1 FLOP (the divide) per element; bytes = 4 read + 1 written per element.
-// Speed: a loop the compiler vectorizes, split over the threads in elementwise chunks: 0.39 ns
-// per element at 1 thread (32 us for 82,944 floats, `prism lab quantize_int8`).
+// Speed: a loop the compiler vectorizes, split over the threads in elementwise chunks, well
+// under a nanosecond per element at 1 thread (`prism lab quantize_int8`; measured:
+// docs/PERFORMANCE.md, "int8 post-training quantization").
 #include <cmath>
 
 #include "kernels/cpu/kernel_list.h"
@@ -20,12 +21,13 @@ namespace {
 // the float spacing is exactly 1, so the addition itself rounds v to an integer by the current
 // (nearest-even) mode, and subtracting the constant back is exact. std::nearbyint gives the
 // same values but is a libm call per element unless the compiler may ignore floating-point
-// exceptions (measured: 2 ns per element, 180 us for the MLP's activations at batch 64).
+// exceptions (measured several times slower: docs/PERFORMANCE.md, "int8 post-training
+// quantization").
 constexpr float kRoundMagic = 12582912.f;  // 1.5 * 2^23
 
 // One chunk. Plain arguments on purpose: a store through an int8_t pointer may alias anything,
 // so values read through a struct or a lambda's captures would be reloaded at every element
-// and the loop would not vectorize (measured: 12 ns per element instead of well under 1).
+// and the loop would not vectorize (measured an order of magnitude slower, same section).
 void quantize_chunk(const float* x, int8_t* out, float scale, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i] / scale;

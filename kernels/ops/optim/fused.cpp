@@ -17,13 +17,11 @@
 // into a fused multiply-add, which rounds once instead of twice.
 //
 // Cost: SGD 2-8 FLOPs per element over 12-20 bytes (float32), Adam 13-15 FLOPs over 28 bytes:
-// memory-bound on any machine, so the figure to watch is GB/s (docs/COSTS.md has the formulas).
-// Measured on this machine (Zen 4, AVX-512, 1 thread, CPU time, median of 9; docs/PERFORMANCE.md,
-// "Fused vs unfused (CPU)"), 1M float32 parameters: Adam 0.42 ms = 69 GB/s, 2.6x per_tensor;
-// SGD with momentum, weight decay and Nesterov 0.22 ms = 94 GB/s, 4.6x per_tensor. Before each
-// loop was written branch-free with restrict pointers and compiled with -fno-math-errno it was
-// not vectorised (sqrt's errno, aliasing), and Adam's fused loop was 1.3x slower than the
-// per-tensor passes.
+// memory-bound on any machine, so the figure to watch is GB/s (docs/COSTS.md has the formulas;
+// the measured figures, against per_tensor: docs/PERFORMANCE.md, "Fused vs unfused (CPU)").
+// Before each loop was written branch-free with restrict pointers and compiled with
+// -fno-math-errno it was not vectorised (sqrt's errno, aliasing), and Adam's fused loop was
+// slower than the per-tensor passes (same section).
 #include <cmath>
 
 #include "kernels/cpu/kernel_list.h"

@@ -17,9 +17,9 @@
 // and the two CPU variants all agree bit for bit.
 //
 // Cost: SGD 2-8 FLOPs per element over 12-20 bytes (float32), Adam 13-15 FLOPs over 28 bytes:
-// memory-bound on any GPU, so the figure to watch is GB/s. NVIDIA H200, 2026-11-26, 4194304
-// elements: `prism lab adam_update --device cuda`: fused 33.6 us, 3.49 TB/s, 4.7x per_tensor's
-// speed (158.6 us); `prism lab sgd_update --device cuda`: fused 24.5 us, 3.42 TB/s, 3.0x.
+// memory-bound on any GPU, so the figure to watch is GB/s. `prism lab adam_update --device
+// cuda` (and sgd_update) prints it; fused runs near the device's bandwidth and several times as
+// fast as per_tensor (measured: docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <cmath>
 #include <cstdint>
 

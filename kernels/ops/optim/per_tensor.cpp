@@ -26,18 +26,18 @@
 //
 // Threads: every pass is its own parallel_for (kernels/cpu/parallel.h) in chunks of
 // kChunkElementwise (65536) elements: a pass does one or two FLOPs an element, like add, whose
-// measured crossover (131072) that chunk is half of. Splitting each pass, not the whole
-// sequence chunk by chunk, is what keeps this variant unfused: a chunk taken through all ten
-// passes would stay in L1 and cost the fused loop's traffic. So at 2 threads the comparison
-// with the fused loop is still fusion alone, not fusion plus threads; for that reason this
-// variant, though tagged naive (the op's unfused baseline), is threaded, unlike the project's
-// other naive kernels. Elements are independent, so the bits are the same at any thread count.
+// measured crossover that chunk is half of (docs/PERFORMANCE.md, "Threads (2026-11-25)").
+// Splitting each pass, not the whole sequence chunk by chunk, is what keeps this variant
+// unfused: a chunk taken through all ten passes would stay in L1 and cost the fused loop's
+// traffic. So at 2 threads the comparison with the fused loop is still fusion alone, not fusion
+// plus threads; for that reason this variant, though tagged naive (the op's unfused baseline),
+// is threaded, unlike the project's other naive kernels. Elements are independent, so the bits
+// are the same at any thread count.
 //
-// Measured on this machine (Zen 4, AVX-512, 1 thread, CPU time, median of 9; docs/PERFORMANCE.md,
-// "Fused vs unfused (CPU)"), 1M float32 parameters: Adam 1.11 ms = 26 GB/s of the fused loop's
-// minimum traffic (2.6x the fused time, for 2.9x its traffic); SGD with momentum, weight decay
-// and Nesterov 1.02 ms (4.6x for 3.2x the traffic: each step also allocates 8 MB of temporaries,
-// fresh pages the kernel must fault in).
+// Measured, Adam's time against the fused loop's follows its traffic, while SGD with momentum,
+// weight decay and Nesterov loses more than its 3.2x traffic, because each step also allocates
+// two array-sized temporaries, fresh pages the kernel must fault in (docs/PERFORMANCE.md,
+// "Fused vs unfused (CPU)").
 #include <cmath>
 
 #include "kernels/cpu/kernel_list.h"

@@ -35,7 +35,7 @@ Window window(int64_t i, int64_t in, int64_t kernel, int64_t stride, int64_t pad
 
 }  // namespace
 
-// Every naive kernel is shared with the optimized variants (pool_optimized.cpp), which run it
+// Every naive kernel is shared with the optimized variants (optimized.cpp), which run it
 // on chunks of planes over the threads, and max_pool2d_naive also for overlapping or padded
 // windows.
 
@@ -97,7 +97,8 @@ void max_pool2d_naive(const Pool2dArgs<T>& args) {
           for (int64_t c = ww.lo; c < ww.hi; ++c) {
             // "Is this the new max?" is a coin flip on real data: written as two selects the
             // compiler emits a conditional move and a max instruction instead of a branch that
-            // mispredicts half the time (that branch made this loop ~7x slower).
+            // mispredicts half the time (that branch made this loop several times slower:
+            // docs/PERFORMANCE.md, "Convolution and pooling kernels").
             const int64_t pos = r * a.w + c;
             const T v = x[pos];
             const bool take = v > best_v;

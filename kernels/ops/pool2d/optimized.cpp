@@ -10,14 +10,14 @@
 // chunks of planes over the threads (kernels/cpu/parallel.h): the same bits on any count. The
 // backward ops run the naive loops per chunk. (We also tried, twice, a 2x2 max backward that
 // writes each dx element once, in order, instead of zeroing dx and scattering dy into it; the
-// memset + scatter was as fast or faster: 0.19 ms for both on 1024 planes of 26x26, and 43 us
-// against 115 us on 2048 planes of 11x11, whose odd width leaves short rows and a zero column.)
+// memset + scatter was as fast or faster, most of all on planes of odd width, which leave short
+// rows and a zero column: docs/PERFORMANCE.md, "Convolution and pooling kernels".)
 //
 // Ties and NaN follow the naive kernel exactly (first maximum in row-major window order; a
 // NaN wins), so the two variants give bit-identical outputs and argmax.
 //
-// Cost: the same as naive (k^2 compares per output). Measured: see docs/PERFORMANCE.md ("prism lab
-// max_pool2d").
+// Cost: the same as naive (k^2 compares per output). Measured (`prism lab max_pool2d`):
+// docs/PERFORMANCE.md, "Convolution and pooling kernels" and "Conv at one thread (2026-11-25)".
 #include <algorithm>
 #include <cmath>
 
@@ -35,9 +35,10 @@ bool tiles(const Pool2dArgs<T>& a) {
 // One output row of a 2x2 / stride-2 pool: the common case, with the window unrolled.
 // Strictly greater: the first maximum keeps its place (as in the naive scan). Written as
 // selects on restrict pointers, which GCC 12 turns into vector compares and blends (16 windows
-// at a time with AVX-512, the 64-bit index alongside): 0.23 ms on 1024 planes of 26x26, against
-// 0.57 ms for the scalar loop this replaced (which kept the running max by arithmetic, because
-// the same selects without restrict became branches, mispredicted on random data: 5.2 ms).
+// at a time with AVX-512, the 64-bit index alongside), faster than the scalar loop this replaced
+// (which kept the running max by arithmetic, because the same selects without restrict became
+// branches, mispredicted on random data and far slower still; measured: docs/PERFORMANCE.md,
+// "Convolution and pooling kernels").
 // A NaN is only noted here; the plane is then redone by the naive kernel, whose rule applies.
 template <class T>
 bool max_row_2x2(const T* __restrict r0, const T* __restrict r1, int64_t base, int64_t w,

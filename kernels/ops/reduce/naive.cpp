@@ -12,7 +12,7 @@
 
 namespace prism::kernels::cpu {
 
-// sum_naive is shared with the optimized variant (reduce_optimized.cpp), which falls back to it
+// sum_naive is shared with the optimized variant (optimized.cpp), which falls back to it
 // for views whose rows and columns are both strided.
 template <class T>
 void sum_naive(const ReduceArgs<T>& a) {

@@ -3,8 +3,10 @@
 // Why. The naive loop keeps one double running sum: every add waits for the previous one
 // (4 cycles of latency on this core), so a row of floats streams at ~1 element per 4 cycles,
 // far below memory bandwidth. Eigen's reference over a Map with run-time strides does not
-// vectorize either (docs/PERFORMANCE.md, "Open issues"). A convolution's bias gradient
-// (sum of dy over N, H, W) was ~9 % of a LeNet training step.
+// vectorize either (docs/PERFORMANCE.md, "Open issues found by these benchmarks"). A
+// convolution's bias gradient (sum of dy over N, H, W) was a noticeable share of a LeNet
+// training step (measured: docs/PERFORMANCE.md, "sum and mean: vectorized double
+// accumulation").
 //
 // How. Three layouts, chosen per call from the strides of the [rows, cols] view:
 //   rows contiguous (col_stride 1):  kLanes independent double accumulators per row, which

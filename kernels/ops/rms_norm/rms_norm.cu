@@ -10,11 +10,10 @@
 //
 // Backward: dx by row (naive: a thread per row; fused: a group per row, the row mean of
 // gw xhat by group_reduce), dweight by column (a thread per column summing over every row, in
-// row order: the same bits every run, no atomics). NVIDIA H200, 2026-11-26, at 4096 x 768:
-// `prism lab rms_norm --device cuda`: fused 8.85 us, 2.85 TB/s, 52x naive's speed (456.8 us);
-// `prism lab rms_norm_backward --device cuda`: fused 974.8 us, 39 GB/s, 1.8x naive (1.718 ms).
-// Both backwards share the dweight kernel (a thread per column): at 16384 x 128, 128 threads,
-// they take 2.59 and 2.68 ms, where layer_norm_backward (column sums in row chunks) takes 122 us.
+// row order: the same bits every run, no atomics). `prism lab rms_norm --device cuda` (and
+// rms_norm_backward) prints the figures (measured: docs/PERFORMANCE.md, "GPU (CUDA)"). Both
+// backwards share the dweight kernel (a thread per column): at 16384 x 128 that is 128 threads,
+// so both are far slower than layer_norm_backward, whose column sums run in row chunks.
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/row_reduce.cuh"

@@ -13,15 +13,14 @@
 // blocks and never be stored. On this CPU a row of 1024 floats (4 KB) stays in L1 between
 // passes, so there the pass count hardly matters; rows of 1M floats (4 MB, past the 1 MB L2)
 // show it: log_softmax's cheap second pass then re-reads the row from L3, and the same elements
-// take 45% longer than in short rows.
+// take measurably longer than in short rows (docs/PERFORMANCE.md, "Fused vs unfused (CPU)").
 //
 // What makes this kernel fast on any row is vectorising exp (kernels/cpu/fast_exp.h): the naive
 // variant calls libm's double exp twice per element, scalar.
 //
-// Cost: 4 FLOPs per element (docs/COSTS.md); traffic 2 reads + 1 write per element.
-// Measured on this machine (Zen 4, AVX-512, 1 thread, CPU time, median of 9; docs/PERFORMANCE.md,
-// "Fused vs unfused (CPU)"), [4096, 1024] float32: softmax 3.13 ms = 10.7 GB/s, 2.1x Eigen's
-// reference and 14x naive; log_softmax 2.11 ms = 15.9 GB/s, 2.8x and 11x.
+// Cost: 4 FLOPs per element (docs/COSTS.md); traffic 2 reads + 1 write per element. The
+// fastest CPU variant measured, for softmax and log_softmax, ahead of Eigen's reference and far
+// ahead of naive (docs/PERFORMANCE.md, "Fused vs unfused (CPU)").
 #include <cmath>
 #include <limits>
 

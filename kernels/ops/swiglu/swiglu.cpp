@@ -25,23 +25,24 @@
 // read, dgate and dup written, 5 streams.
 //
 // What bounds them on one CPU thread is the exp, not memory: glibc's expf is a scalar call
-// (the loops do not vectorise without -ffast-math), about 2-3 ns an element, while the
-// element's 12-20 bytes take about 1 ns at this machine's 14 GB/s. So fusing the forward's two
-// passes gains only 1.05-1.3x, and the fused backward's 2x comes mostly from one exp instead of
-// two. A vectorised exp would move both to the memory bound, where fusion's 5-to-3 and 10-to-5
-// streams are the whole difference. silu is written without Sigmoid's sign branch, which the
-// random signs of pre-activations mispredict half the time: with it, both forward variants took
-// 2.1x as long (4096x11008:split, 332 vs 160 ms).
+// (the loops do not vectorise without -ffast-math) and costs more an element than moving the
+// element's 12-20 bytes at this machine's memory bandwidth. So fusing the forward's two passes
+// gains little, and the fused backward's gain comes mostly from one exp instead of two
+// (measured: docs/PERFORMANCE.md, "RMSNorm and SwiGLU (CPU) (2026-11-25)"). A vectorised exp
+// would move both to the memory bound, where fusion's 5-to-3 and 10-to-5 streams are the whole
+// difference. silu is written without Sigmoid's sign branch, which the random signs of
+// pre-activations mispredict half the time: with it, both forward variants were much slower
+// (same section).
 //
 // Threads (kernels/cpu/parallel.h): the fused variants cut the rows * cols output elements into
 // chunks of kChunkTranscendental (2048) elements over the threads, a chunk free to start and end
 // mid-row (row_pieces), so one long row splits as well as many short ones. The chunk is the
-// transcendental class's, measured on gelu (crossover 4096 elements, its vectorised tanh about
-// 1 ns an element); swiglu's scalar exp costs 2-3 ns an element, so a chunk here is more work,
-// some 5 us against a region's 0.85 us, and the grain errs on the safe side. Every element is
-// computed by the same expressions whatever chunk it falls in and nothing is summed, so the bits
-// are the same at any thread count. The naive variants stay on one thread: they are the
-// readable baseline.
+// transcendental class's, measured on gelu with its vectorised tanh (docs/PERFORMANCE.md,
+// "Threads (2026-11-25)"); swiglu's scalar exp costs more an element than that tanh, so a chunk
+// here is more work, several times a parallel region's cost, and the grain errs on the safe
+// side. Every element is computed by the same expressions whatever chunk it falls in and nothing
+// is summed, so the bits are the same at any thread count. The naive variants stay on one
+// thread: they are the readable baseline.
 //
 // Cost (docs/COSTS.md): forward 5 FLOPs per element (silu 4, times up 1), backward 11 (sigmoid
 // 3, dgate 6, dup 2). Measured figures (prism lab swiglu / swiglu_backward --threads 1):

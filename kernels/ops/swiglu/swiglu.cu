@@ -15,9 +15,9 @@
 // The expressions and their order are the CPU's (kernels/ops/elementwise/math.cuh has the
 // functors). Unlike one CPU thread, where a scalar expf per element costs more than the memory
 // traffic (kernels/ops/swiglu/swiglu.cpp), a GPU's exp is cheap next to DRAM, so both should be
-// bandwidth-bound and fused should approach 5/3 (forward) and 2 (backward) times naive. NVIDIA
-// H200, 2026-11-26, `prism lab swiglu --device cuda` (and swiglu_backward) at 2048 x 5632:
-// fused 82.0 us, 1.69 TB/s, 1.58x naive's speed; backward 103.8 us, 2.22 TB/s, 2.52x.
+// bandwidth-bound and fused should approach 5/3 (forward) and 2 (backward) times naive; it
+// comes close forward and passes 2 backward (`prism lab swiglu --device cuda`, and
+// swiglu_backward; measured: docs/PERFORMANCE.md, "GPU (CUDA)").
 #include <cstdint>
 
 #include "kernels/cuda/cuda_common.h"

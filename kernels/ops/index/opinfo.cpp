@@ -21,6 +21,7 @@
 
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/copy/op.h"
 
 namespace prism::opinfo {
 namespace {
@@ -209,7 +210,7 @@ constexpr const char* kAccumulateWhy =
 
 OpInfo copy_op() {
   OpInfo op;
-  op.op = "copy";
+  op.op = kernels::ops::copy.name;
   op.size_syntax = kCopySyntax;
   op.summary = "strided copy: contiguous() of a view, concat";
   op.default_sizes = {"4096x1024", "4096x1024:t", "4096x1024:cat"};
@@ -219,7 +220,7 @@ OpInfo copy_op() {
   op.tolerance_why = kExactWhy;
   op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
     auto [dims_text, form] = split_suffix(size);
-    auto d = parse_dims("copy", kCopySyntax, dims_text, 2, 2);
+    auto d = parse_dims(kernels::ops::copy.name, kCopySyntax, dims_text, 2, 2);
     if (!form.empty() && form != "t" && form != "cat") {
       throw Error("lab copy: bad form ':" + form + "' in '" + size + "': expected " + kCopySyntax);
     }
