@@ -159,20 +159,30 @@ const KernelEntry& OpKernels::select(DType t) const {
   throw Error(op_ + ": no kernel for dtype " + dtype_name(t) + " on " + device_name(device_));
 }
 
+namespace {
+
+// The op's kernels on a device in `ops`, or nullptr: the one lookup behind op (which adds what is
+// missing), find (const) and set_defaults (which changes the op's default). The caller holds the
+// registry's lock.
+template <class Ops>
+auto find_in(Ops& ops, std::string_view name, Device device) -> decltype(&ops.front()) {
+  for (auto& k : ops) {
+    if (k.op() == name && k.device() == device) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 OpKernels& Registry::op(std::string_view name, Device device) {
   std::lock_guard lock(mu_);
-  for (auto& k : ops_) {
-    if (k.op() == name && k.device() == device) return k;
-  }
+  if (OpKernels* k = find_in(ops_, name, device)) return *k;
   return ops_.emplace_back(std::string(name), device);
 }
 
 const OpKernels* Registry::find(std::string_view name, Device device) const {
   std::lock_guard lock(mu_);
-  for (const auto& k : ops_) {
-    if (k.op() == name && k.device() == device) return &k;
-  }
-  return nullptr;
+  return find_in(ops_, name, device);
 }
 
 const OpKernels& Registry::at(std::string_view name, Device device) const {
@@ -204,9 +214,7 @@ void Registry::set_defaults(Device device, const std::vector<const OpDef*>& defs
     OpKernels* k = nullptr;
     {
       std::lock_guard lock(mu_);
-      for (auto& o : ops_) {
-        if (o.op() == d->name && o.device() == device) k = &o;
-      }
+      k = find_in(ops_, d->name, device);
     }
     if (!k) continue;  // an op this device does not run (linear on the GPU)
     if (!k->find(dv.variant)) {

@@ -130,7 +130,10 @@ class OpKernels {
   // variants; nullptr for an op with none (a learner's test op).
   const OpDef* def() const { return find_op_def(op_); }
   // The cost formula in words, for `prism ops` ("" where the op has no definition).
-  const char* cost_formula() const { return def() ? def()->cost_formula : ""; }
+  const char* cost_formula() const {
+    const OpDef* d = def();
+    return d ? d->cost_formula : "";
+  }
 
   template <template <class> class Args>
   KernelEntry& add(std::string name, VariantTag tag, std::string idea,

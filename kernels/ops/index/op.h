@@ -9,29 +9,33 @@
 
 namespace prism::kernels::ops {
 
+// The CPU default of every index op, and why.
+inline constexpr DefaultVariant kLoopsOnThreads{.variant = "optimized",
+                                                .why = "the naive loops, split over the threads"};
+
 inline constexpr OpDef gather{
     .name = "gather",
     .op_class = OpClass::elementwise,
     .cost_formula = "0 FLOPs; bytes = index + 2 x out",
-    .cpu = {.variant = "optimized", .why = "the naive loops, split over the threads"},
+    .cpu = kLoopsOnThreads,
 };
 inline constexpr OpDef scatter_add{
     .name = "scatter_add",
     .op_class = OpClass::elementwise,
     .cost_formula = "1 FLOP per src element; bytes = index + src + 2 x src",
-    .cpu = {.variant = "optimized", .why = "the naive loops, split over the threads"},
+    .cpu = kLoopsOnThreads,
 };
 inline constexpr OpDef index_select{
     .name = "index_select",
     .op_class = OpClass::elementwise,
     .cost_formula = "0 FLOPs; bytes = index + 2 x out",
-    .cpu = {.variant = "optimized", .why = "the naive loops, split over the threads"},
+    .cpu = kLoopsOnThreads,
 };
 inline constexpr OpDef index_add{
     .name = "index_add",
     .op_class = OpClass::elementwise,
     .cost_formula = "1 FLOP per src element; bytes = index + 3 x src",
-    .cpu = {.variant = "optimized", .why = "the naive loops, split over the threads"},
+    .cpu = kLoopsOnThreads,
 };
 
 }  // namespace prism::kernels::ops
