@@ -36,10 +36,10 @@ FUZZ_OPT      ?= -O2 -g
 # ThreadSanitizer (`make tsan`): GCC with LLVM's OpenMP runtime and its Archer tool, which tells
 # TSan about OpenMP's synchronisation (cmake/Sanitizers.cmake says why libgomp cannot be used).
 # -O1 -g1, as for asan: compiling is most of the stage, and a report needs only file and line.
-# Only the threaded suites: the profiler's (threads_test.cpp), the kernel and tensor suites
-# (OpenMP kernels) and nn's (the data loader's prefetch thread). Any report fails the run.
+# Only the threaded suites: the profiler's (threads_test.cpp), the kernel, per-op and tensor
+# suites (OpenMP kernels) and nn's (the data loader's prefetch thread). Any report fails the run.
 TSAN_BUILD    ?= build-tsan
-TSAN_SUITES   ?= profiler kernels tensor nn
+TSAN_SUITES   ?= profiler kernels ops tensor nn
 TSAN_RUN_OPTS ?= halt_on_error=1 ignore_noninstrumented_modules=1 second_deadlock_stack=1
 TSAN_PACKAGES := libomp-dev
 

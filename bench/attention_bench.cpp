@@ -30,7 +30,8 @@
 
 #include "bench/bench_common.h"
 #include "bench/bench_tensor.h"
-#include "kernels/costs.h"
+#include "kernels/ops/attention/op.h"
+#include "kernels/ops/linear_gelu/op.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/registry.h"
 

@@ -22,7 +22,10 @@
 
 #include "bench/bench_common.h"
 #include "bench/bench_tensor.h"
-#include "kernels/costs.h"
+#include "kernels/ops/cross_entropy/op.h"
+#include "kernels/ops/layer_norm/op.h"
+#include "kernels/ops/optim/op.h"
+#include "kernels/ops/softmax/op.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"

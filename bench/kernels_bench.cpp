@@ -22,7 +22,10 @@
 
 #include "bench/bench_common.h"
 #include "bench/bench_tensor.h"
-#include "kernels/costs.h"
+#include "kernels/ops/elementwise/op.h"
+#include "kernels/ops/matmul/op.h"
+#include "kernels/ops/reduce/op.h"
+#include "kernels/ops/softmax/op.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/ops.h"

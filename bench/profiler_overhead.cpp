@@ -29,7 +29,7 @@
 
 #include "bench/alloc_counter.h"
 #include "bench/bench_common.h"
-#include "kernels/costs.h"
+#include "kernels/ops/matmul/op.h"
 #include "profiler/clock.h"
 #include "profiler/recorder.h"
 #include "profiler/session.h"

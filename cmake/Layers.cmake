@@ -25,7 +25,7 @@ set(_prism_layers
 set(_prism_project_dirs profiler kernels tensor nn analysis cli exercises examples bench tests modules)
 
 # An op folder's opinfo.cpp is part of kernels/opinfo (kernels/ops/<op>/opinfo.cpp), and its
-# drivers.cpp of the tests (tests/kernels/drivers.h), which may include anything.
+# drivers.cpp of the tests (tests/ops/drivers.h), which may include anything.
 function(_prism_include_layer path out)  # "kernels/lab/x.h" -> kernels/lab; "kernels/x.h" -> kernels
   if(path MATCHES "^kernels/ops/[a-z0-9_]+/opinfo[a-z_]*\\.cpp$")
     set(${out} kernels/opinfo PARENT_SCOPE)

@@ -1,7 +1,7 @@
 // The kernel registry: for every (op, device), the variants that can run it, and which one runs.
 //
 // A kernel is a plain function on raw buffers, `void k(const Args<T>&)`, where Args is the op's
-// argument struct from args.h (pointers, sizes, strides; never a Tensor). One entry holds the
+// argument struct from its args.h (pointers, sizes, strides; never a Tensor). One entry holds the
 // instantiations a variant provides, one slot per dtype (any may be missing): float32, float64
 // and int64 through add(), the others (bfloat16, int8, int32) through also().
 //

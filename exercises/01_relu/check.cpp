@@ -9,6 +9,7 @@
 #include "exercises/checker/shared_cases.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "kernels/ops/elementwise/args.h"
 
 namespace prism::exercises {
 namespace {

@@ -10,7 +10,7 @@
 // Element i of the output is relu of element i of x in row-major order over layout.shape.
 //
 // Check it:  build/prism check relu
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::UnaryArgs;

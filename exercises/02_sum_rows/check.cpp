@@ -5,6 +5,7 @@
 #include "exercises/checker/checker.h"
 #include "exercises/checker/shared_cases.h"
 #include "tensor/ops.h"
+#include "kernels/ops/reduce/args.h"
 
 namespace prism::exercises {
 namespace {

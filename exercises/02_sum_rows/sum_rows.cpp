@@ -14,7 +14,7 @@
 // Element i of row o is a.x[o * a.row_stride + i * a.col_stride].
 //
 // Check it:  build/prism check sum_rows
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

@@ -2,6 +2,7 @@
 #include "exercises/checker/checker.h"
 #include "exercises/checker/shared_cases.h"
 #include "tensor/ops.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::exercises {
 namespace {

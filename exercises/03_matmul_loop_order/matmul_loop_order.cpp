@@ -9,7 +9,7 @@
 // matrix shared by the whole batch).
 //
 // Check it:  build/prism check matmul_loop_order
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

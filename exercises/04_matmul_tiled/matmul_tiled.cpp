@@ -8,7 +8,7 @@
 //   C[i][j] = a.c[(b * a.m + i) * a.n + j]          C is contiguous and arrives uninitialised
 //
 // Check it:  build/prism check matmul_tiled
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

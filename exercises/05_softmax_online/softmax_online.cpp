@@ -8,7 +8,7 @@
 //   y[r][j] = a.out[r * a.cols + j]                        contiguous, arrives uninitialised
 //
 // Check it:  build/prism check softmax_online
-#include "kernels/args.h"
+#include "kernels/ops/softmax/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::SoftmaxArgs;

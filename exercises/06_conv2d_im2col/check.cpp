@@ -6,6 +6,7 @@
 #include "exercises/checker/checker.h"
 #include "exercises/checker/shared_cases.h"
 #include "tensor/ops.h"
+#include "kernels/ops/conv2d/args.h"
 
 namespace prism::exercises {
 namespace {

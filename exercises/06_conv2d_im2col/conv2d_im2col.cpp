@@ -16,7 +16,7 @@
 // where x outside [0,h) x [0,w) reads 0.
 //
 // Check it:  build/prism check conv2d_im2col
-#include "kernels/args.h"
+#include "kernels/ops/conv2d/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::Conv2dArgs;

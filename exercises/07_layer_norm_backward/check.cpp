@@ -24,6 +24,7 @@
 #include "tensor/autograd/gradcheck.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "kernels/ops/layer_norm/args.h"
 
 namespace prism::exercises {
 namespace {

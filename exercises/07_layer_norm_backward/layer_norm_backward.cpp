@@ -20,7 +20,7 @@
 // one that is not null (set dweight and dbias to 0 before you add rows into them).
 //
 // Check it:  build/prism check layer_norm_backward
-#include "kernels/args.h"
+#include "kernels/ops/layer_norm/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::LayerNormBackwardArgs;

@@ -18,6 +18,7 @@
 #include "exercises/checker/checker.h"
 #include "tensor/autograd/node.h"
 #include "tensor/ops.h"
+#include "kernels/ops/linear_gelu/args.h"
 
 namespace prism::exercises {
 namespace {

@@ -25,7 +25,8 @@
 // of rows and columns. Your work is the tiling and the epilogue (bias, GELU, z).
 //
 // Check it:  build/prism check linear_gelu_fused
-#include "kernels/args.h"
+#include "kernels/ops/linear_gelu/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::LinearGeluArgs;

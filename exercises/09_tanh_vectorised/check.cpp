@@ -27,6 +27,7 @@
 #include "exercises/checker/checker.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "kernels/ops/elementwise/args.h"
 
 namespace prism::exercises {
 namespace {

@@ -24,7 +24,7 @@
 // denormals and +-FLT_MAX, and times your kernel against naive.
 //
 // Check it:  build/prism check tanh_vectorised
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::UnaryArgs;

@@ -37,6 +37,7 @@
 #include "profiler/memory.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "kernels/ops/attention/args.h"
 
 // ---- the heap counter --------------------------------------------------------------------------
 //

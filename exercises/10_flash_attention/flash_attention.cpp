@@ -32,7 +32,7 @@
 //                   counts every byte your kernel allocates: O(L^2) memory anywhere fails.
 //
 // Check it:  build/prism check flash_attention
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::AttentionArgs;

@@ -19,7 +19,7 @@
 //   a.workspace                  null for your kernel (scratch for prism's unfused variant)
 //
 // Check it:  build/prism check adamw
-#include "kernels/args.h"
+#include "kernels/ops/optim/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::AdamArgs;

@@ -31,6 +31,7 @@
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
 #include "tensor/random.h"
+#include "kernels/ops/optim/args.h"
 
 namespace prism::exercises {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "exercises/checker/checker.h"
 #include "exercises/checker/shared_cases.h"
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"

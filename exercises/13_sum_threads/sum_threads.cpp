@@ -19,7 +19,7 @@
 // Check it:  build/prism check sum_threads
 #include <omp.h>
 
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

@@ -22,7 +22,7 @@
 
 #include "exercises/checker/checker.h"
 #include "exercises/checker/compare.h"
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/lab/lab.h"
 #include "kernels/opinfo/case_memory.h"

@@ -24,7 +24,7 @@
 #include <exception>
 #include <string>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/registry.h"
 

@@ -1,4 +1,12 @@
 #include "exercises/checker/guard.h"
+#include "kernels/ops/attention/args.h"
+#include "kernels/ops/conv2d/args.h"
+#include "kernels/ops/elementwise/args.h"
+#include "kernels/ops/layer_norm/args.h"
+#include "kernels/ops/linear_gelu/args.h"
+#include "kernels/ops/matmul/args.h"
+#include "kernels/ops/reduce/args.h"
+#include "kernels/ops/softmax/args.h"
 
 namespace prism::exercises {
 

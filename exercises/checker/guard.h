@@ -19,7 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
+#include "kernels/ops/conv2d/args.h"
+#include "kernels/ops/elementwise/args.h"
+#include "kernels/ops/layer_norm/args.h"
+#include "kernels/ops/linear_gelu/args.h"
+#include "kernels/ops/matmul/args.h"
+#include "kernels/ops/reduce/args.h"
+#include "kernels/ops/softmax/args.h"
 #include "kernels/opinfo/guarded_buffer.h"
 #include "kernels/registry.h"
 

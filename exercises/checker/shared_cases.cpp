@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tensor/ops.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::exercises {
 namespace {

@@ -1,7 +1,6 @@
-// What every built-in CPU kernel file includes: the argument structs, the registry, and
+// What every built-in CPU kernel file includes besides its op's args.h: the registry, and
 // PRISM_CPU_KERNELS, with which the file registers itself (kernels/kernel_files.h).
 #pragma once
 
-#include "kernels/args.h"
 #include "kernels/kernel_files.h"
 #include "kernels/registry.h"

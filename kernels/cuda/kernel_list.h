@@ -1,11 +1,10 @@
-// What every built-in CUDA kernel file includes: the argument structs, the registry, and
+// What every built-in CUDA kernel file includes besides its op's args.h: the registry, and
 // PRISM_CUDA_KERNELS, with which the file registers itself (kernels/kernel_files.h). The list is
 // filled when the backend module is opened and run by register_cuda_kernels, which the loader
 // calls only after it has checked the module: a stale module registers nothing. Registering
 // touches no GPU: kernels only run when a CUDA tensor reaches them.
 #pragma once
 
-#include "kernels/args.h"
 #include "kernels/kernel_files.h"
 #include "kernels/registry.h"
 

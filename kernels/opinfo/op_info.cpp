@@ -1,6 +1,7 @@
 #include "kernels/opinfo/op_info.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace prism::opinfo {
@@ -123,6 +124,24 @@ const OpInfo& find_op_info(const std::string& name) {
     known += (known.empty() ? "" : ", ") + op.op;
   }
   throw Error("lab: no lab for op '" + name + "' (the lab knows: " + known + ")");
+}
+
+std::map<char, int64_t> parse_size_params(const std::string& op, const std::string& syntax,
+                                          const std::string& size, const std::string& text,
+                                          const std::string& allowed) {
+  std::map<char, int64_t> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const char key = text[i++];
+    size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (allowed.find(key) == std::string::npos || j == i || j - i > 6) {
+      throw Error("lab " + op + ": bad size '" + size + "': expected " + syntax);
+    }
+    out[key] = std::stoll(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
 }
 
 }  // namespace prism::opinfo

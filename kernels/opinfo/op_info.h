@@ -12,13 +12,15 @@
 // A kernel sees only pointers, sizes and strides (DESIGN.md), so a Case calls kernels directly,
 // without tensors, autograd or the profiler: what the lab times is the kernel alone.
 //
-// Adding an op: write its OpInfo in a file of this folder (CMake picks up every .cpp here) and
-// register the file's family once at namespace scope:
-//   const OpInfoFamily kRmsNormFamily(85, &add_rms_norm_op_infos);  // 85: its place in --list
+// Adding an op: write its OpInfo in its folder's opinfo.cpp (kernels/ops/<op>/; CMake picks up
+// every one) and register the file's family once at namespace scope, its rank placing it in the
+// list (a folder whose backward is listed among the other gradients registers two families):
+//   const OpInfoFamily kRmsNormFamily(850, &add_rms_norm_op_infos);  // 850: its place in --list
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -121,5 +123,18 @@ struct RowShape {
 };
 RowShape parse_row_shape(const std::string& op, const std::string& syntax, const std::string& size,
                          bool transposable = true);
+
+// A size's letter-number parameters, "s2p1" -> {s: 2, p: 1} (conv2d's stride and padding,
+// pooling's window too); a letter outside `allowed` or a missing number is an Error naming the
+// op and its size syntax.
+std::map<char, int64_t> parse_size_params(const std::string& op, const std::string& syntax,
+                                          const std::string& size, const std::string& text,
+                                          const std::string& allowed);
+
+// Whether a variant is tagged naive: the unfused ones, whose scratch is the full-size
+// temporaries the composed ops would allocate (layer_norm, cross_entropy, attention, linear).
+inline bool naive_tag(const kernels::KernelEntry& v) {
+  return v.tag == kernels::VariantTag::naive;
+}
 
 }  // namespace prism::opinfo

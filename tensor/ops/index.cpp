@@ -1,7 +1,7 @@
 // Indexing and joining: gather, index_select, concat (and scatter_add, gather's gradient).
 #include <string>
 
-#include "kernels/costs.h"
+#include "kernels/ops/copy/op.h"
 #include "kernels/ops/index/op.h"
 #include "tensor/autograd/node.h"
 #include "tensor/dispatch.h"

@@ -9,6 +9,7 @@
 #include "profiler/memory.h"
 #include "tensor/ops.h"
 #include "tensor/storage.h"
+#include "kernels/ops/elementwise/args.h"
 
 using namespace prism;
 using namespace prism::analysis;

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
 #include "kernels/registry.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"

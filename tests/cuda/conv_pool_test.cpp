@@ -20,7 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/conv2d/args.h"
+#include "kernels/ops/pool2d/args.h"
 #include "kernels/registry.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"

@@ -14,6 +14,7 @@
 #include "kernels/opinfo/op_info.h"
 #include "kernels/opinfo/validate.h"
 #include "kernels/registry.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism {
 namespace {

@@ -24,7 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/linear_gelu/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
 #include "kernels/registry.h"
 
 namespace prism::kernels {

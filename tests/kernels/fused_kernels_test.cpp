@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/cross_entropy/args.h"
+#include "kernels/ops/layer_norm/args.h"
+#include "kernels/ops/optim/args.h"
+#include "kernels/ops/softmax/args.h"
 #include "kernels/registry.h"
 #include "tests/tensor/reference.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/costs.h"
+#include "kernels/ops/matmul_int8/op.h"
 #include "kernels/registry.h"
 #include "tensor/ops.h"
 #include "tensor/quantized_ops.h"

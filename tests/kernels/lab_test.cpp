@@ -12,6 +12,7 @@
 #include "kernels/registry.h"
 #include "profiler/statistics.h"
 #include "tests/test_util.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace {
 

@@ -23,7 +23,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
 #include "kernels/costs.h"
 #include "kernels/ops/matmul_bf16/op.h"
 #include "kernels/registry.h"

@@ -22,7 +22,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 #include "tests/test_util.h"
 

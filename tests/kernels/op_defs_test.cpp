@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "kernels/costs.h"
+#include "kernels/ops/elementwise/op.h"
 #include "kernels/op_def.h"
 #include "kernels/ops/matmul_bf16/op.h"
 #include "kernels/ops/rms_norm/op.h"

@@ -81,7 +81,7 @@ constexpr OtherMeaning kOtherMeanings[] = {
     {"analysis/html/models_view.cpp", "attention", "the op class, in the report's order"},
     {"nn/dist/comm.h", "gather", "MPI's collective, in an error"},
     {"tensor/ops/norm.cpp", "mean", "layer_norm's saved row means"},
-    {"kernels/opinfo/fused.cpp", "mean", "layer_norm's output of row means"},
+    {"kernels/ops/layer_norm/opinfo.cpp", "mean", "layer_norm's output of row means"},
     {"nn/models/resnet.cpp", "relu", "a module's name, as torchvision names it"},
 };
 

@@ -17,7 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/gradcheck.h"

@@ -1,6 +1,6 @@
 // The split rule: the work each thread must bring, from a machine's region cost
 // (kernels/split_rule.h), and how threads_for and threads_for_macs (kernels/cpu/parallel.h)
-// apply it. tests/kernels/determinism_test.cpp checks that the bits do not depend on it.
+// apply it. tests/ops/determinism_test.cpp checks that the bits do not depend on it.
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -9,6 +9,9 @@
 
 #include "kernels/cpu/parallel.h"
 #include "kernels/split_rule.h"
+#include "profiler/aggregate.h"
+#include "profiler/session.h"
+#include "tensor/ops.h"
 
 namespace prism::kernels::cpu {
 namespace {
@@ -102,6 +105,19 @@ TEST_CASE("split rule: threads_for_macs scales a product's thresholds") {
     Rule rule({}, 4);
     CHECK(threads_for_macs(first, first, per) == 2);  // 2 threads' worth of per
     CHECK(threads_for_macs(4 * per, first, per) == 4);
+  }
+}
+
+TEST_CASE("a small op stays on one thread: a region would cost more than the work") {
+  Rule rule({}, 2);  // the default region costs
+  profiler::Session session;
+  prism::gelu(prism::ones({64}));
+  const profiler::Profile& p = session.stop();
+  const std::vector<profiler::OpRow> rows = profiler::aggregate_ops(p);
+  REQUIRE(rows.size() == 2);  // ones and gelu
+  for (const profiler::OpRow& row : rows) {
+    CHECK(row.threads_min == 1);
+    CHECK(row.threads_max == 1);
   }
 }
 

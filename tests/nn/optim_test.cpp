@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/costs.h"
+#include "kernels/ops/optim/op.h"
 #include "kernels/registry.h"
 #include "nn/optim/adam.h"
 #include "nn/optim/lr_schedule.h"

@@ -1,6 +1,6 @@
 // A training step of each model gives the same bits at 1 thread and at 2: the loss-side output
 // and every parameter's gradient (kernels/cpu/parallel.h fixes each kernel's chunks by the
-// shapes, never by the thread count; tests/kernels/determinism_test.cpp checks op by op).
+// shapes, never by the thread count; tests/ops/determinism_test.cpp checks op by op).
 #include <doctest/doctest.h>
 #include <omp.h>
 

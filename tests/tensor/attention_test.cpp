@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/args.h"
-#include "kernels/costs.h"
+#include "kernels/ops/attention/op.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/ops.h"

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/ops/conv2d/op.h"
+#include "kernels/ops/pool2d/op.h"
 #include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"

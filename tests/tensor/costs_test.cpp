@@ -8,6 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ops/copy/op.h"
+#include "kernels/ops/elementwise/op.h"
+#include "kernels/ops/matmul/op.h"
+#include "kernels/ops/reduce/op.h"
+#include "kernels/ops/softmax/op.h"
 #include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"

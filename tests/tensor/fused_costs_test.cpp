@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/costs.h"
+#include "kernels/ops/cross_entropy/op.h"
+#include "kernels/ops/layer_norm/op.h"
 #include "profiler/session.h"
 #include "tensor/ops.h"
 

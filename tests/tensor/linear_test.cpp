@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/costs.h"
+#include "kernels/ops/linear/op.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/grad_mode.h"

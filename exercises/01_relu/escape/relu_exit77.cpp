@@ -3,7 +3,7 @@
 // "cannot run here" (tests/cli/course_test.cpp).
 #include <unistd.h>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 void my_relu(const prism::kernels::UnaryArgs<float>&) {

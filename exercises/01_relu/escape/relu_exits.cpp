@@ -3,7 +3,7 @@
 // never as the 0 the process returned.
 #include <cstdlib>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 void my_relu(const prism::kernels::UnaryArgs<float>&) {

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <thread>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 void my_relu(const prism::kernels::UnaryArgs<float>& a) {

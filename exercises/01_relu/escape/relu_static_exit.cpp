@@ -3,7 +3,7 @@
 // (tests/cli/course_test.cpp).
 #include <cstdlib>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 namespace {

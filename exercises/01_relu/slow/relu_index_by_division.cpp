@@ -4,7 +4,7 @@
 // where the naive loop pays an add, and the loop cannot vectorise. The checker must pass it and
 // grade it below the first tier, never fail it.
 // checker-expects: performance: tier 0 of 1
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::Layout;

@@ -9,7 +9,7 @@
 // Measured (2-core AMD EPYC Zen 4 VM, 1 thread, `exercise_relu_solution --runs 9`): 18.0 GB/s
 // on 4M contiguous floats, as fast as the naive variant; 1.05 GB/s through a [2048,2048]
 // transposed view, where each cache line read serves one element (README.md).
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::kMaxDims;

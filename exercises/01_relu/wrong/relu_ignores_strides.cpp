@@ -5,7 +5,7 @@
 // right values: no crash, no NaN, just wrong numbers. The test suite checks that the checker
 // catches it on the first view it sees.
 // checker-expects: transposed view +FAIL +error
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::UnaryArgs;

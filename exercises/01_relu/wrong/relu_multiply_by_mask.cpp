@@ -5,7 +5,7 @@
 // so relu(-inf) comes out NaN instead of 0. The compare-and-select !(x <= 0) ? x : 0 has no
 // such case, and the compiler turns it into SIMD blends just the same: no branch either way.
 // checker-expects: -inf and .inf entries +FAIL +error inf
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::kMaxDims;

@@ -13,7 +13,7 @@
 // reference variants. Measured (2-core AMD EPYC Zen 4 VM, 1 thread, `exercise_sum_rows_solution
 // --runs 9`): 1.23 GFLOP/s (4.9 GB/s) over the rows of [4096,1024], 0.18 GFLOP/s over dim 0 of
 // [1024,4096]; README.md has the comparison and how to beat it.
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

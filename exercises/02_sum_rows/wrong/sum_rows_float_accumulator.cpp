@@ -4,7 +4,7 @@
 // every addition rounds the same way and the sum drifts (1e-4 relative after 100003 terms of
 // 0.1), which is past the checker's tolerance of 1e-5.
 // checker-expects: all 0.1, over dim 1 +FAIL +error
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

@@ -4,7 +4,7 @@
 // contiguous tensor, the case one tries first, and wrong as soon as the summed dim is not
 // the innermost one in memory (a sum over dim 0, a transposed view, a slice with a step).
 // checker-expects: over dim 0 .col_stride 5. +FAIL +error
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

@@ -7,7 +7,7 @@
 // and the NaN spreads to the result where the right sum is inf (or 3e38). A double accumulator
 // is simpler, as fast, and holds every partial sum of float32 inputs.
 // checker-expects: .inf and -inf entries +FAIL +error inf
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

@@ -5,7 +5,7 @@
 // still decides it once the interval lies within 5% of the bound: "at the bound", the tier
 // missed. It must never be credited with beating naive.
 // checker-expects: performance: tier 0 of 2
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

@@ -7,7 +7,7 @@
 // gap is about 10%: on a busy machine 9 samples may leave it undecided, which the expectation
 // accepts; the general hint it never does.
 // checker-expects: performance: tier 0 of 2.*(next: your kernel holds where B is row-major and loses where B is transposed|inconclusive for tier 1)
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

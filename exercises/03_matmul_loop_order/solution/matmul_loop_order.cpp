@@ -22,7 +22,7 @@
 // (2026-11-25) 28 GFLOP/s at 512 x 512 x 512 and 32 with B transposed (the dot products),
 // against 1.9 and 4.1 for the naive i-j-k loop; on the 2-core AMD EPYC Zen 4 VM (2026-11-21)
 // 30.7, against 1.06 for naive and 77.5 for Eigen.
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

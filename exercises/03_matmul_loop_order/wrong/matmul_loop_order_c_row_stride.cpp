@@ -5,7 +5,7 @@
 // are never written; with k > n the last rows land past the end of C, which in the real op
 // overwrites other memory. The checker's guard zones catch that write.
 // checker-expects: FAIL +wrote [0-9]+ element.s. past the end of C
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

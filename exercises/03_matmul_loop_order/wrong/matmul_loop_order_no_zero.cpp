@@ -4,7 +4,7 @@
 // whatever was there. A freshly mapped page often holds zeros, which makes this pass by
 // luck; the checker's guarded run fills C with a NaN that marks "never set" and sees it read.
 // checker-expects: .1,1. @ .1,1. +FAIL +1 of 1 elements of C read before written
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

@@ -3,7 +3,7 @@
 // cannot beat naive by a margin, let alone blocking or the best built-in: the checker must grade
 // it below the top tier (tier 0, or 1 if noise makes it look faster than naive), never fail it.
 // checker-expects: performance: tier [01] of 3
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

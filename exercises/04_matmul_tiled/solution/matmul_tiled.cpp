@@ -29,7 +29,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

@@ -6,7 +6,7 @@
 // checker-expects: FAIL +wrote [0-9]+ element.s. past the end of C
 #include <algorithm>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

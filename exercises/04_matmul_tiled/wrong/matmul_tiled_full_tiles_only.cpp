@@ -4,7 +4,7 @@
 // and n are multiples of MR and NR (the sizes one benchmarks). Otherwise the last rows and
 // columns of C are never written: C arrives uninitialised, so they hold whatever was there.
 // checker-expects: .1,1. @ .1,1. +FAIL +1 of 1 elements of C never written
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::MatmulArgs;

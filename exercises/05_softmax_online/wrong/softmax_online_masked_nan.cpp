@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/args.h"
+#include "kernels/ops/softmax/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::SoftmaxArgs;

@@ -6,7 +6,7 @@
 // checker-expects: logits near 100 +FAIL +error inf
 #include <cmath>
 
-#include "kernels/args.h"
+#include "kernels/ops/softmax/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::SoftmaxArgs;

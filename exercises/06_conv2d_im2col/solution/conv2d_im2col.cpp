@@ -18,7 +18,7 @@
 // and 52.1 for prism's im2col variant with Eigen's product.
 #include <algorithm>
 
-#include "kernels/args.h"
+#include "kernels/ops/conv2d/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::Conv2dArgs;

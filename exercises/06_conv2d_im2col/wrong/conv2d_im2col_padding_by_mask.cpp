@@ -10,7 +10,7 @@
 // checker-expects: with .inf and -inf in corners.* +FAIL +error inf
 #include <algorithm>
 
-#include "kernels/args.h"
+#include "kernels/ops/conv2d/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::Conv2dArgs;

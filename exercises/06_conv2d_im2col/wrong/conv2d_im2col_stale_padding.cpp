@@ -7,7 +7,7 @@
 // checker-expects: padding 1 +FAIL +error
 #include <algorithm>
 
-#include "kernels/args.h"
+#include "kernels/ops/conv2d/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::Conv2dArgs;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/layer_norm/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::LayerNormBackwardArgs;

@@ -11,7 +11,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/linear_gelu/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::LinearGeluArgs;

@@ -12,7 +12,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/linear_gelu/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/registry.h"
 

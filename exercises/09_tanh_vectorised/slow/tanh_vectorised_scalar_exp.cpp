@@ -7,7 +7,7 @@
 // checker-expects: performance: tier [01] of 2
 #include <cmath>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::kMaxDims;

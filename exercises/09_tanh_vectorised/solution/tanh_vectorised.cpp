@@ -28,7 +28,7 @@
 // switch, where the exp form is used with q = 0.44. Speed: README.md.
 #include <cmath>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/registry.h"
 

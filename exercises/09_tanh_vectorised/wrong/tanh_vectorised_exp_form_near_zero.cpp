@@ -8,7 +8,7 @@
 // checker-expects: ulp sweep, [0-9.]+M inputs +FAIL +worst [0-9.e+]+ ulp
 #include <cmath>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/registry.h"
 

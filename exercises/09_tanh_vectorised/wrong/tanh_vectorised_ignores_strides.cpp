@@ -6,7 +6,7 @@
 // checker-expects: transposed view +FAIL +error
 #include <cmath>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/registry.h"
 

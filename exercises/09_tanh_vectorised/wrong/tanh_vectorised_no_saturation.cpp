@@ -6,7 +6,7 @@
 // checker-expects: up to .-100 .saturation. +FAIL +error inf
 #include <cmath>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::kMaxDims;

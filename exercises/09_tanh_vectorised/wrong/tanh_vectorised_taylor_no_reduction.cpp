@@ -7,7 +7,7 @@
 // checker-expects: uniform in .-5, 5. +FAIL +error
 #include <algorithm>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::kMaxDims;

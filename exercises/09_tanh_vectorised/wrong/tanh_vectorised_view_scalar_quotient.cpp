@@ -11,7 +11,7 @@
 // checker-expects: transposed view of .-inf.* +FAIL +error inf
 #include <cmath>
 
-#include "kernels/args.h"
+#include "kernels/ops/elementwise/args.h"
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/registry.h"
 

@@ -15,7 +15,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/registry.h"
 

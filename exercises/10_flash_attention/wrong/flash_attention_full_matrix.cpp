@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::AttentionArgs;

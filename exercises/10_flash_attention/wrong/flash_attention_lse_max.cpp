@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::AttentionArgs;

@@ -18,7 +18,7 @@
 #define ADAMW_HAS_SIMD 1
 #endif
 
-#include "kernels/args.h"
+#include "kernels/ops/optim/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::AdamArgs;

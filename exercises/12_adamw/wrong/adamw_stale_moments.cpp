@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/args.h"
+#include "kernels/ops/optim/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::AdamArgs;

@@ -16,7 +16,7 @@
 // run it (a test that passes or fails by luck is no test); build and run it yourself:
 //   cmake --build build --target exercise_sum_threads_race
 //   build/exercises/exercise_sum_threads_race
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

@@ -18,7 +18,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

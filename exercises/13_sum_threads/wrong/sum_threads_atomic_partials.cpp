@@ -9,7 +9,7 @@
 // checker-expects: large terms that cancel +FAIL +(two runs|not the same bits)
 #include <algorithm>
 
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

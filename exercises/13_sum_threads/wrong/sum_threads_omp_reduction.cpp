@@ -10,7 +10,7 @@
 // result differs in its last bits, or more. A model trained on a 2-core laptop and on a 64-core
 // server would then diverge from the first step.
 // checker-expects: large terms that cancel +FAIL +not the same bits at 1 and [23] threads
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 #include "kernels/registry.h"
 
 using prism::kernels::ReduceArgs;

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "exercises/14_cuda_matmul_tiled/cuda_exercise.h"
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 
 using prism::kernels::MatmulArgs;
 

@@ -4,7 +4,7 @@
 // kernel here.
 #pragma once
 
-#include "kernels/args.h"
+#include "kernels/ops/attention/args.h"
 
 namespace prism::kernels::cuda {
 

@@ -46,6 +46,7 @@
 #include "kernels/cpu/fast_exp.h"
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/attention/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

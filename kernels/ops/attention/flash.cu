@@ -27,6 +27,7 @@
 
 #include "kernels/ops/attention/cuda.h"
 #include "kernels/ops/attention/tile.cuh"
+#include "kernels/ops/attention/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -27,6 +27,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/attention/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -33,6 +33,7 @@
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/ops/attention/cuda.h"
 #include "kernels/ops/elementwise/math.cuh"
+#include "kernels/ops/attention/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -5,7 +5,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/attention/args.h"
 
 namespace prism::kernels::ops {
 
@@ -38,3 +40,20 @@ inline constexpr OpDef attention_backward{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// The (query, key) pairs attention computes for q [B, H, Lq, d] and k [B, H, Lk, d]: B H Lq Lk,
+// or B H L (L + 1) / 2 when causal (only j <= i; the masked half is not useful work).
+int64_t attention_pairs(const Dims& q, const Dims& k, bool causal);
+
+// attention forward: per pair 2 d MACs (a row of q k^T and a row of P v), 4 d FLOPs, + 5 FLOPs
+// for the softmax (scale, max, subtract + exp, sum, divide). Bytes = q + k + v + out + lse.
+Cost attention(const Dims& q, const Dims& k, bool causal, int64_t elem_size);
+
+// attention_backward: five products per pair (q k^T again, dV, dP, dQ, dK: 5 d MACs) + 5 FLOPs
+// (P = exp(S - lse): 3, dS = P (dP - D): 2), plus D_i = dout_i . out_i (d MACs per query row).
+// Bytes = q + k + v + out + dout + lse read, dq + dk + dv written.
+Cost attention_backward(const Dims& q, const Dims& k, bool causal, int64_t elem_size);
+
+}  // namespace prism::costs

@@ -42,6 +42,7 @@
 #include "kernels/cpu/parallel.h"
 #include "kernels/ops/conv2d/im2col_image.h"
 #include "kernels/ops/matmul/op.h"
+#include "kernels/ops/conv2d/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -28,6 +28,7 @@
 
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/kernel_list.h"
+#include "kernels/ops/conv2d/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

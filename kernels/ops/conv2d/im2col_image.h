@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/args.h"
+#include "kernels/ops/conv2d/args.h"
 #include "kernels/cpu/simd_runs.h"
 
 namespace prism::kernels::cpu {

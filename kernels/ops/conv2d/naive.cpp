@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/ops/conv2d/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -17,6 +17,7 @@
 // (CUDA)").
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
+#include "kernels/ops/conv2d/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -5,7 +5,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/conv2d/args.h"
 
 namespace prism::kernels::ops {
 
@@ -52,3 +54,28 @@ inline constexpr OpDef col2im{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// conv2d of x [N, C, H, W] by weight [O, C, kh, kw]: every output element is a C kh kw-term
+// dot product, so N O Ho Wo C kh kw MACs = 2x that in FLOPs, plus 1 FLOP per output element for
+// the bias add when there is a bias (MACs leave it out, like fvcore). Bytes = x + weight
+// (+ bias) + y.
+Cost conv2d(const Dims& x, const Dims& weight, bool has_bias, int64_t stride, int64_t padding,
+            int64_t elem_size);
+
+// im2col of n images into [k, p] patch matrices (k = C kh kw, p = Ho Wo): 0 FLOPs; bytes = the
+// input (x_numel elements) + the patches. col2im, its reverse: n k p adds into dx (dx_numel
+// elements); bytes = the patch gradients + dx.
+Cost im2col(int64_t n, int64_t k, int64_t p, int64_t x_numel, int64_t elem_size);
+Cost col2im(int64_t n, int64_t k, int64_t p, int64_t dx_numel, int64_t elem_size);
+
+// Gradients of conv2d: each is one multiply-add per forward multiply-add (the forward's FLOPs
+// without the bias). backward_input reads dy + weight and writes dx (x's size); backward_weight
+// reads dy + x and writes dw (weight's size). `x` and `weight` are the forward's shapes.
+Cost conv2d_backward_input(const Dims& x, const Dims& weight, int64_t stride, int64_t padding,
+                           int64_t elem_size);
+Cost conv2d_backward_weight(const Dims& x, const Dims& weight, int64_t stride, int64_t padding,
+                            int64_t elem_size);
+
+}  // namespace prism::costs

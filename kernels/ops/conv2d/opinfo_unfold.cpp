@@ -6,6 +6,7 @@
 // padding P; default stride 1, padding K / 2).
 #include <string>
 
+#include "kernels/ops/conv2d/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -93,6 +94,6 @@ static void add_im2col_op_infos(std::vector<OpInfo>& ops) {
   ops.push_back(unfold_op("col2im", true, "patch gradients added back into dx (im2col reversed)"));
 }
 
-const OpInfoFamily kIm2colFamily(32, &add_im2col_op_infos);
+const OpInfoFamily kIm2colFamily(320, &add_im2col_op_infos);
 
 }  // namespace prism::opinfo

@@ -26,6 +26,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/ops/conv2d/im2col_image.h"
+#include "kernels/ops/conv2d/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/copy/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/strided.cuh"
+#include "kernels/ops/copy/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -5,7 +5,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/copy/args.h"
 
 namespace prism::kernels::ops {
 
@@ -31,3 +33,13 @@ inline constexpr OpDef to_cpu{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// A copy of numel elements: no FLOPs, read once and write once.
+Cost copy(int64_t numel, int64_t elem_size);
+
+// cast of numel elements to another dtype: no FLOPs; read in one element size, write in the other.
+Cost cast(int64_t numel, int64_t in_elem_size, int64_t out_elem_size);
+
+}  // namespace prism::costs

@@ -32,6 +32,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/online_softmax.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/cross_entropy/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

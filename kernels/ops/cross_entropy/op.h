@@ -5,7 +5,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/cross_entropy/args.h"
 
 namespace prism::kernels::ops {
 
@@ -30,3 +32,16 @@ inline constexpr OpDef cross_entropy_backward{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// cross_entropy of logits [rows, cols]: 4 FLOPs per logit (max, subtract + exp, sum), 3 per row
+// (log, add, subtract the target's logit), 1 for the reduction. Bytes = logits + 8 per int64
+// target + the loss, + 8 per row for the float64 lse when it is saved for backward.
+Cost cross_entropy(int64_t rows, int64_t cols, bool saves_lse, int64_t elem_size);
+
+// cross_entropy_backward: 3 FLOPs per logit (subtract + exp, times g / N) + 1 per row (the
+// one-hot subtract). Bytes = logits + targets + lse read, dlogits written.
+Cost cross_entropy_backward(int64_t rows, int64_t cols, int64_t elem_size);
+
+}  // namespace prism::costs

@@ -20,6 +20,7 @@
 #include "kernels/cuda/strided.cuh"
 #include "kernels/ops/elementwise/list.h"
 #include "kernels/ops/elementwise/math.cuh"
+#include "kernels/ops/elementwise/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -6,6 +6,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/elementwise/list.h"
 #include "kernels/ops/elementwise/math.h"
+#include "kernels/ops/elementwise/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -6,7 +6,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/elementwise/args.h"
 
 namespace prism::kernels::ops {
 
@@ -134,3 +136,16 @@ inline constexpr OpDef silu_backward{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// An elementwise op: `flops_per_elem` arithmetic steps per output element; reads each input's
+// own elements once (a broadcast input is read once, not once per use).
+Cost elementwise(const Dims& out, int flops_per_elem, int64_t in_bytes, int64_t elem_size);
+
+// The arithmetic steps per element of the elementwise op `op` (docs/COSTS.md, "Elementwise"):
+// 1 for add, exp, relu...; sigmoid 3, silu 4, gelu 8, silu_backward 8, gelu_backward 16. An
+// unknown op is an Error.
+int elementwise_steps(std::string_view op);
+
+}  // namespace prism::costs

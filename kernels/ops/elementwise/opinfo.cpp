@@ -6,6 +6,7 @@
 // permute), and for binary ops ":row" broadcasts b as a [1, C] row over the R rows.
 // Cost: the op's FLOPs per element (as its registry entry states) times the elements;
 // bytes = inputs read once + output written once.
+#include "kernels/ops/elementwise/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -171,6 +172,6 @@ static void add_elementwise_op_infos(std::vector<OpInfo>& ops) {
   }
 }
 
-const OpInfoFamily kElementwiseFamily(20, &add_elementwise_op_infos);
+const OpInfoFamily kElementwiseFamily(200, &add_elementwise_op_infos);
 
 }  // namespace prism::opinfo

@@ -17,6 +17,7 @@
 #include "kernels/cpu/parallel.h"
 #include "kernels/ops/elementwise/fast.h"
 #include "kernels/ops/elementwise/list.h"
+#include "kernels/ops/elementwise/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

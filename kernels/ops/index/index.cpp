@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/index/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -33,6 +33,7 @@
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/strided.cuh"
+#include "kernels/ops/index/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -5,7 +5,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/index/args.h"
 
 namespace prism::kernels::ops {
 
@@ -39,3 +41,16 @@ inline constexpr OpDef index_add{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// gather / index_select of `out_numel` elements picked by `index_numel` int64 indices: no
+// FLOPs; bytes = the index + each picked element read once and written once.
+Cost gather(int64_t index_numel, int64_t out_numel, int64_t elem_size);
+
+// scatter_add / index_add of `src_numel` elements into a zeroed destination by `index_numel`
+// int64 indices: 1 add per src element; bytes = the index + src read + the destination
+// element each one lands on read and written (3 accesses per src element).
+Cost scatter_add(int64_t index_numel, int64_t src_numel, int64_t elem_size);
+
+}  // namespace prism::costs

@@ -43,6 +43,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/layer_norm/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

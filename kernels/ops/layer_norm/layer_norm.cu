@@ -38,6 +38,7 @@
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/row_reduce.cuh"
 #include "kernels/ops/elementwise/math.cuh"
+#include "kernels/ops/layer_norm/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

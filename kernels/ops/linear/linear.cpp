@@ -28,6 +28,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/elementwise/math.h"
 #include "kernels/ops/matmul/engine.h"
+#include "kernels/ops/linear/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

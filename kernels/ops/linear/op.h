@@ -4,7 +4,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/linear/args.h"
 
 namespace prism::kernels::ops {
 
@@ -20,3 +22,15 @@ inline constexpr OpDef linear{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// linear (kernels/args.h, LinearArgs): C [m, n] = relu?(A [m, k]) @ relu?(B [k, n]), + bias,
+// masked, and A's row sums: m n k MACs (2x in FLOPs) + 1 FLOP per element of each ReLU'd
+// operand (`relu_elems`: m k for A, k n for B) + 1 per output for a bias and 1 for a mask +
+// m (k - 1) for the row sums: the FLOPs of the relu, matmul, add, relu_backward and sum ops it
+// replaces. Bytes = A + B + C (+ bias n + mask m n + row sums m).
+Cost linear(int64_t m, int64_t n, int64_t k, int64_t relu_elems, bool has_bias, bool has_mask,
+            bool has_row_sums, int64_t elem_size);
+
+}  // namespace prism::costs

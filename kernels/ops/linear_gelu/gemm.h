@@ -8,7 +8,7 @@
 
 #include <Eigen/Core>
 
-#include "kernels/args.h"
+#include "kernels/ops/linear_gelu/args.h"
 
 namespace prism::kernels::cpu {
 

@@ -18,6 +18,8 @@
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/ops/matmul/tile.cuh"
+#include "kernels/ops/linear_gelu/args.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

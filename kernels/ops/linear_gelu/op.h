@@ -4,7 +4,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/linear_gelu/args.h"
 
 namespace prism::kernels::ops {
 
@@ -23,3 +25,13 @@ inline constexpr OpDef linear_gelu{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// linear_gelu of x [rows, in] by weight [out, in]: rows out in MACs (2x in FLOPs) + per output
+// element 1 FLOP for the bias add (when there is a bias) and 8 for GELU (elementwise gelu's
+// count). Bytes = x + weight (+ bias) + y, + z when the pre-activation is kept for backward.
+Cost linear_gelu(int64_t rows, int64_t in, int64_t out, bool has_bias, bool keeps_z,
+                 int64_t elem_size);
+
+}  // namespace prism::costs

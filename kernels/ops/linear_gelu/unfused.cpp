@@ -18,6 +18,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/elementwise/fast.h"
 #include "kernels/ops/linear_gelu/gemm.h"
+#include "kernels/ops/linear_gelu/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

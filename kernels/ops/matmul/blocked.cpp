@@ -41,6 +41,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/matmul/rows.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -11,6 +11,7 @@
 // matmul --device cuda`; measured: docs/PERFORMANCE.md, "GPU (CUDA)", "The matmul ladder").
 #include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/kernel_list.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

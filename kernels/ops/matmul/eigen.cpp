@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/eigen_threads.h"
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

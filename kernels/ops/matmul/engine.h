@@ -11,14 +11,14 @@
 //                     applies them to the band of rows each thread finishes.
 // Every C element goes through the same code at any thread count (the path, gemm, dot or gemv,
 // is chosen for the whole product), so the bits do not depend on the threads
-// (tests/kernels/determinism_test.cpp), and for a contiguous operand they equal the composed
+// (tests/ops/determinism_test.cpp), and for a contiguous operand they equal the composed
 // ops' (relu, matmul with the optimized variant, add, relu_backward): the same products, the
 // same additions. A ReLU'd copy for the in-place paths is made in the calling thread's packing
 // buffer: one copy of A (gemv_block then needs none of its own: the copy is contiguous) and one
 // of B, so neither overwrites the other.
 #pragma once
 
-#include "kernels/args.h"
+#include "kernels/ops/linear/args.h"
 
 namespace prism::kernels::cpu {
 

@@ -6,6 +6,7 @@
 // and `prism lab matmul`).
 // Cost: 2 m n k FLOPs (m n k multiply-adds) per batch; bytes = A + B + C.
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

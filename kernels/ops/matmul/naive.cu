@@ -13,6 +13,7 @@
 // measured: docs/PERFORMANCE.md, "GPU (CUDA)", "The matmul ladder").
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

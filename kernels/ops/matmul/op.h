@@ -4,7 +4,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::ops {
 
@@ -23,3 +25,11 @@ inline constexpr OpDef matmul{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// matmul of a [..., m, k] by b [..., k, n] (shapes after NumPy broadcasting of the batch dims):
+// m n k multiply-adds per batch entry.
+Cost matmul(const Dims& a, const Dims& b, int64_t elem_size);
+
+}  // namespace prism::costs

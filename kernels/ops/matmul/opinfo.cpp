@@ -4,6 +4,7 @@
 // Size: "N" (square) or "MxKxN", with an optional ":XY" where X, Y are n (normal) or t
 // (transposed) for A and B, as in BLAS. A transposed operand is stored K x M (or N x K) and
 // passed as a strided view, exactly the view a backward pass hands the kernel.
+#include "kernels/ops/matmul/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -81,6 +82,6 @@ static void add_matmul_op_infos(std::vector<OpInfo>& ops) {
   ops.push_back(std::move(op));
 }
 
-const OpInfoFamily kMatmulFamily(10, &add_matmul_op_infos);
+const OpInfoFamily kMatmulFamily(100, &add_matmul_op_infos);
 
 }  // namespace prism::opinfo

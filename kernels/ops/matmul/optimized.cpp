@@ -79,6 +79,8 @@
 #include "kernels/ops/matmul/gemv.h"
 #include "kernels/ops/matmul/microkernel.h"
 #include "kernels/ops/matmul/pack.h"
+#include "kernels/ops/linear/args.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -13,6 +13,7 @@
 // matmul --device cuda`; measured: docs/PERFORMANCE.md, "GPU (CUDA)", "The matmul ladder").
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/ops/matmul/tile.cuh"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

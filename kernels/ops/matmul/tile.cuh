@@ -34,7 +34,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul/args.h"
 #include "kernels/cuda/cuda_common.h"
 
 namespace prism::kernels::cuda::tile {

@@ -19,6 +19,7 @@
 
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
+#include "kernels/ops/matmul/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

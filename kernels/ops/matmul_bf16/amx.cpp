@@ -39,6 +39,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/ops/matmul_bf16/pack.h"
+#include "kernels/ops/matmul_bf16/args.h"
 
 namespace prism::kernels::cpu {
 

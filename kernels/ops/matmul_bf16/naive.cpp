@@ -16,6 +16,7 @@
 // slower as n grows (B walked down a column: a new cache line every step; measured:
 // docs/PERFORMANCE.md, "bf16 mixed precision").
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/ops/matmul_bf16/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -4,7 +4,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/matmul_bf16/args.h"
 
 namespace prism::kernels::ops {
 
@@ -20,3 +22,11 @@ inline constexpr OpDef matmul_bf16{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// matmul_bf16: the same m n k multiply-adds per batch entry, bfloat16 inputs (2 bytes an
+// element) and a float32 output (4): bytes = 2 (A + B) + 4 C.
+Cost matmul_bf16(const Dims& a, const Dims& b);
+
+}  // namespace prism::costs

@@ -5,6 +5,7 @@
 // The inputs are the lab's random floats in [-1, 1) rounded to bfloat16, so every variant and
 // the baseline see the same exactly representable values. The baseline is the "reference"
 // variant, which sums in float64 (kernels/ops/matmul_bf16/naive.cpp).
+#include "kernels/ops/matmul_bf16/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -103,6 +104,6 @@ static void add_matmul_bf16_op_infos(std::vector<OpInfo>& ops) {
   ops.push_back(std::move(op));
 }
 
-const OpInfoFamily kMatmulBf16Family(11, &add_matmul_bf16_op_infos);
+const OpInfoFamily kMatmulBf16Family(110, &add_matmul_bf16_op_infos);
 
 }  // namespace prism::opinfo

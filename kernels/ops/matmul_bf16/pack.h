@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul_bf16/args.h"
 
 namespace prism::kernels::cpu {
 

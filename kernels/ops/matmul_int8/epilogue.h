@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/args.h"
+#include "kernels/ops/matmul_int8/args.h"
 
 namespace prism::kernels::cpu {
 

@@ -9,6 +9,7 @@
 // measured: docs/PERFORMANCE.md, "int8 post-training quantization").
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/matmul_int8/epilogue.h"
+#include "kernels/ops/matmul_int8/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

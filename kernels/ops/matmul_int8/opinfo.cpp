@@ -6,6 +6,7 @@
 // baseline is the naive loop, whose int32 sum is exact: every variant must give the same bits
 // (the requantization is one shared function), and the tolerance is only the lab's required
 // positive epsilon.
+#include "kernels/ops/matmul_int8/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -115,6 +116,6 @@ static void add_quantized_op_infos(std::vector<OpInfo>& ops) {
     ops.push_back(std::move(op));
   }
 }
-const OpInfoFamily kQuantizedFamily(12, &add_quantized_op_infos);
+const OpInfoFamily kQuantizedFamily(120, &add_quantized_op_infos);
 
 }  // namespace prism::opinfo

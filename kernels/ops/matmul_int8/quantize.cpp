@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/matmul_int8/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -26,6 +26,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/optim/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -6,6 +6,7 @@
 // runs keep updating in place (the values drift a little, which changes no timing).
 #include <cstring>
 
+#include "kernels/ops/optim/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -139,6 +140,6 @@ static void add_optim_op_infos(std::vector<OpInfo>& ops) {
   ops.push_back(optim_op<AdamCase>("adam_update", "AdamW step, in place"));
 }
 
-const OpInfoFamily kOptimFamily(70, &add_optim_op_infos);
+const OpInfoFamily kOptimFamily(700, &add_optim_op_infos);
 
 }  // namespace prism::opinfo

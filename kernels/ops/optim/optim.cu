@@ -25,6 +25,7 @@
 
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
+#include "kernels/ops/optim/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -42,6 +42,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/ops/optim/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/pool2d/naive.h"
+#include "kernels/ops/pool2d/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -2,7 +2,7 @@
 // fallback.
 #pragma once
 
-#include "kernels/args.h"
+#include "kernels/ops/pool2d/args.h"
 #include "kernels/cpu/parallel.h"
 
 namespace prism::kernels::cpu {

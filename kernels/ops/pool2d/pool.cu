@@ -16,6 +16,7 @@
 // on an NVIDIA H200 (2026-11-26); not timed alone.
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
+#include "kernels/ops/pool2d/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

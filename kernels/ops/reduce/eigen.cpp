@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/ops/reduce/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/ops/reduce/naive.h"
+#include "kernels/ops/reduce/args.h"
 
 namespace prism::kernels::cpu {
 

@@ -1,7 +1,7 @@
 // The naive row-sum kernel, shared with the optimized variant as its general-case fallback.
 #pragma once
 
-#include "kernels/args.h"
+#include "kernels/ops/reduce/args.h"
 
 namespace prism::kernels::cpu {
 

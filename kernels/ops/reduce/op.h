@@ -4,7 +4,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/reduce/args.h"
 
 namespace prism::kernels::ops {
 
@@ -46,3 +48,14 @@ inline constexpr OpDef argmax{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// A reduction of `in_numel` elements to `out_numel` outputs, `flops_per_in` per input element
+// (sum: 1 add per element, minus one per output).
+Cost reduce(int64_t in_numel, int64_t out_numel, int64_t elem_size, int64_t out_elem_size);
+
+// mean: reduce's sum, plus one divide per output.
+Cost mean(int64_t in_numel, int64_t out_numel, int64_t elem_size);
+
+}  // namespace prism::costs

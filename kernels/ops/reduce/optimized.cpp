@@ -28,6 +28,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/ops/reduce/naive.h"
+#include "kernels/ops/reduce/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

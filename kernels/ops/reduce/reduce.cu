@@ -35,6 +35,7 @@
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/cuda/row_reduce.cuh"
+#include "kernels/ops/reduce/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

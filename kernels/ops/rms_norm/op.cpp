@@ -6,3 +6,24 @@ namespace prism::kernels {
 PRISM_OP_DEFS(ops::rms_norm, ops::rms_norm_backward);
 
 }  // namespace prism::kernels
+
+namespace prism::costs {
+
+Cost rms_norm(int64_t rows, int64_t cols, bool has_weight, bool saves_rstd, int64_t elem_size) {
+  const Count n = Count(rows) * cols;
+  const Count flops = (3 + (has_weight ? 1 : 0)) * n + 4 * Count(rows);
+  const Count elems = 2 * n + (has_weight ? cols : 0) + (saves_rstd ? Count(rows) : 0);
+  return make_cost(flops, 0, elems * elem_size);
+}
+
+Cost rms_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,
+                       int64_t elem_size) {
+  const Count n = Count(rows) * cols;
+  const int64_t per_elem = (dx ? 6 + (has_weight ? 1 : 0) : 0) + (dweight ? 2 : 0);
+  // Read x, g, rstd (and weight); write what is asked for.
+  const Count elems =
+      2 * n + Count(rows) + (has_weight ? cols : 0) + (dx ? n : 0) + (dweight ? cols : 0);
+  return make_cost(per_elem * n, 0, elems * elem_size);
+}
+
+}  // namespace prism::costs

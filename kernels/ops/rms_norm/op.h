@@ -4,7 +4,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/rms_norm/args.h"
 
 namespace prism::kernels::ops {
 
@@ -34,3 +36,18 @@ inline constexpr OpDef rms_norm_backward{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// rms_norm of `rows` rows of `cols` elements: per element 3 FLOPs (square and add for the sum of
+// squares, the multiply by rstd), +1 with a weight; per row 4 (divide by cols, + eps, sqrt,
+// reciprocal). Bytes = x + y + weight, + rstd ([rows]) when it is saved for backward.
+Cost rms_norm(int64_t rows, int64_t cols, bool has_weight, bool saves_rstd, int64_t elem_size);
+
+// rms_norm_backward: dx costs 6 FLOPs per element (xhat 1; the row sum of gw xhat 2; rstd (gw -
+// xhat mean) 3), +1 for g * weight when there is a weight; dweight 2 (g xhat, summed over rows).
+// Bytes: x, g, rstd and weight read; dx and dweight written (each only when it is computed).
+Cost rms_norm_backward(int64_t rows, int64_t cols, bool has_weight, bool dx, bool dweight,
+                       int64_t elem_size);
+
+}  // namespace prism::costs

@@ -6,6 +6,7 @@
 // here on the host in double from the case's x.
 #include <cmath>
 
+#include "kernels/ops/rms_norm/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -107,6 +108,6 @@ void add_rms_norm_op_infos(std::vector<OpInfo>& ops) {
 
 }  // namespace
 
-const OpInfoFamily kRmsNormFamily(85, &add_rms_norm_op_infos);
+const OpInfoFamily kRmsNormFamily(850, &add_rms_norm_op_infos);
 
 }  // namespace prism::opinfo

@@ -1,7 +1,8 @@
-// rope's drivers for the variants test (tests/kernels/drivers.h; compiled into the kernels test
-// suite only): each variant through the front end against the naive one, on a head's q inside
-// a fused qkv projection and on a transposed view, from position 0 and deep into a decode.
-#include "tests/kernels/drivers.h"
+// rope's drivers for the variants and determinism tests (tests/ops/drivers.h; compiled into
+// the per-op test suite only): each variant through the front end against the naive one, on a
+// head's q inside a fused qkv projection and on a transposed view, from position 0 and deep into a
+// decode.
+#include "tests/ops/drivers.h"
 #include "tensor/ops.h"
 
 namespace prism::kernels {
@@ -22,11 +23,21 @@ Driver rope_driver(int64_t pos0, bool backward) {
           }};
 }
 
-const DriverFile kRope("rope", [] {
-  return std::vector<Driver>{rope_driver(0, false), rope_driver(1000, false)};
+const DriverFile kDrivers([](DriverTable& d) {
+  d["rope"] = {rope_driver(0, false), rope_driver(1000, false)};
+  d["rope_backward"] = {rope_driver(0, true), rope_driver(1000, true)};
 });
-const DriverFile kRopeBackward("rope_backward", [] {
-  return std::vector<Driver>{rope_driver(0, true), rope_driver(1000, true)};
+
+// The determinism test's case (tests/ops/determinism_test.cpp): the heads of a fused qkv
+// projection, 2 x 4 x 257 rows of 64, many chunks of rows, from position 7.
+const ThreadCaseFile kThreadCases("rope", [](std::vector<ThreadCase>& c) {
+  c.push_back({"rope, q inside a qkv projection", {"rope", "rope_backward"}, [] {
+                 seeded(30);
+                 return forward_backward(
+                     {randn({2, 257, 3, 4, 64})}, [](const std::vector<Tensor>& in) {
+                       return rope(in[0].permute({2, 0, 3, 1, 4}).select(0, 0), 7);
+                     });
+               }});
 });
 
 }  // namespace

@@ -102,6 +102,6 @@ void add_rope_op_infos(std::vector<OpInfo>& ops) {
 
 }  // namespace
 
-const OpInfoFamily kRopeFamily(87, &add_rope_op_infos);
+const OpInfoFamily kRopeFamily(870, &add_rope_op_infos);
 
 }  // namespace prism::opinfo

@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/ops/softmax/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

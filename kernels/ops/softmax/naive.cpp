@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "kernels/cpu/kernel_list.h"
+#include "kernels/ops/softmax/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

@@ -4,7 +4,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/softmax/args.h"
 
 namespace prism::kernels::ops {
 
@@ -40,3 +42,14 @@ inline constexpr OpDef log_softmax_backward{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// softmax / log_softmax of `numel` elements: 4 FLOPs each (max, subtract + exp, sum, divide).
+Cost softmax(int64_t numel, int64_t elem_size);
+
+// softmax_backward / log_softmax_backward: 4 FLOPs per element (product or sum, subtract,
+// multiply, and the exp of log_softmax counted as 1); reads y and g, writes dx.
+Cost softmax_backward(int64_t numel, int64_t elem_size);
+
+}  // namespace prism::costs

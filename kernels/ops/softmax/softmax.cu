@@ -29,6 +29,7 @@
 #include "kernels/cuda/online_softmax.cuh"
 #include "kernels/cuda/row_reduce.cuh"
 #include "kernels/ops/elementwise/math.cuh"
+#include "kernels/ops/softmax/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -5,7 +5,9 @@
 // variant with its reason.
 #pragma once
 
+#include "kernels/costs.h"
 #include "kernels/op_def.h"
+#include "kernels/ops/swiglu/args.h"
 
 namespace prism::kernels::ops {
 
@@ -33,3 +35,20 @@ inline constexpr OpDef swiglu_backward{
 };
 
 }  // namespace prism::kernels::ops
+
+namespace prism::costs {
+
+// swiglu of `numel` elements (out = silu(gate) up): 5 FLOPs per element, counted as the
+// elementwise ops it fuses: silu 4 (gate / (1 + e^-gate): neg, exp, add, divide; sigmoid's 3 and
+// one more, as elementwise_steps counts silu) and the multiply by up 1. Bytes = gate + up + out.
+Cost swiglu(int64_t numel, int64_t elem_size);
+
+// swiglu_backward, with s = sigmoid(gate) = 1 / d, d = 1 + e^-gate: 3 FLOPs per element for s
+// (sigmoid's count), shared by both gradients; dgate = g up s (1 + gate (1 - s)) 6 more (1 - s,
+// times gate, 1 +, times s: 4; times g and times up: 2); dup = g (gate / d) 2 more. 11 per
+// element for both. Bytes: gate and g
+// read, up read when dgate is computed (dup does not need it); dgate and dup written (each only
+// when it is computed).
+Cost swiglu_backward(int64_t numel, bool dgate, bool dup, int64_t elem_size);
+
+}  // namespace prism::costs

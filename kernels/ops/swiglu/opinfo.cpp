@@ -6,6 +6,7 @@
 // projection and slices it. ":t" reads gate through a transpose (stored [C, R]: column stride R)
 // while up stays contiguous, so the two inputs walk memory differently. The backward case reads
 // gate and up the same ways; g, dgate and dup are contiguous, as the front end makes them.
+#include "kernels/ops/swiglu/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 
@@ -151,6 +152,6 @@ void add_swiglu_op_infos(std::vector<OpInfo>& ops) {
 
 }  // namespace
 
-const OpInfoFamily kSwiGluFamily(86, &add_swiglu_op_infos);
+const OpInfoFamily kSwiGluFamily(860, &add_swiglu_op_infos);
 
 }  // namespace prism::opinfo

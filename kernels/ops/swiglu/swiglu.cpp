@@ -52,6 +52,7 @@
 #include "kernels/cpu/kernel_list.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/ops/elementwise/math.h"
+#include "kernels/ops/swiglu/args.h"
 
 namespace prism::kernels::cpu {
 namespace {

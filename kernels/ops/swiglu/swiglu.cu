@@ -23,6 +23,7 @@
 #include "kernels/cuda/cuda_common.h"
 #include "kernels/cuda/kernel_list.h"
 #include "kernels/ops/elementwise/math.cuh"
+#include "kernels/ops/swiglu/args.h"
 
 namespace prism::kernels::cuda {
 namespace {

@@ -1,17 +1,15 @@
-// The descriptions (OpInfos) of row-wise ops: reductions (sum, mean, max, argmax) and softmax /
-// log_softmax.
+// The descriptions (OpInfos) of the row reductions sum, mean, max and argmax for the lab and the
+// op-description tests (the math is in args.h).
 //
-// Size "RxC": R rows of C columns, each row reduced or normalized on its own. ":t" reads the
+// Size "RxC": R rows of C columns, each row reduced on its own. ":t" reads the
 // input through a transpose (column stride R instead of 1), the layout a reduction over a
 // leading dim hands its kernel. argmax also takes ":q" (and ":tq"): inputs on a grid of 8
 // values, so a row's maximum repeats and the first occurrence must win.
 #include <cstring>
 #include <limits>
 
-#include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
 #include "kernels/ops/reduce/op.h"
-#include "kernels/ops/softmax/op.h"
 
 namespace prism::opinfo {
 namespace {
@@ -20,11 +18,6 @@ constexpr const char* kSyntax = "RxC (rows x columns), optionally :t (read throu
 
 using Rows = RowShape;
 
-Rows parse_rows(const std::string& op, const std::string& size) {
-  return parse_row_shape(op, kSyntax, size);
-}
-
-// The reduction kernels' view of x as the rows of `r`.
 kernels::ReduceArgs<float> reduce_args(const Rows& r, const float* x, float* out, int64_t* index) {
   return {.x = x,
           .rows = r.rows,
@@ -58,31 +51,6 @@ class ReduceCase : public Case {
   CaseVector<int64_t> index_;
   GuardedBuffer out_;
   kernels::ReduceArgs<float> args_;
-};
-
-class SoftmaxCase : public Case {
- public:
-  SoftmaxCase(const Rows& r, uint64_t seed) : out_(r.rows * r.cols) {
-    InputRng rng(seed);
-    // Logits of a realistic spread; a few large ones test the max subtraction.
-    x_ = rng.vector(r.rows * r.cols, -8, 8);
-    if (!x_.empty()) x_[0] = 80;  // exp(80) overflows float32: a kernel must subtract the max
-    args_ = {};
-    args_.x = x_.data();
-    args_.out = out_.data();
-    args_.rows = r.rows;
-    args_.cols = r.cols;
-    args_.row_stride = r.row_stride();
-    args_.col_stride = r.col_stride();
-  }
-  void run(const kernels::KernelEntry& v) override { v.get<kernels::SoftmaxArgs, float>()(args_); }
-  std::vector<Output> outputs() override { return {{"out", &out_}}; }
-  profiler::Cost cost() const override { return costs::softmax(args_.rows * args_.cols, 4); }
-
- private:
-  CaseVector<float> x_;
-  GuardedBuffer out_;
-  kernels::SoftmaxArgs<float> args_;
 };
 
 // argmax: the front end (tensor/ops/reduce.cpp) asks for positions only, out = null. The
@@ -165,7 +133,7 @@ OpInfo argmax_op() {
   return op;
 }
 
-OpInfo rows_op(const char* name, const char* summary, bool softmax) {
+OpInfo reduce_op(const char* name, const char* summary) {
   OpInfo op;
   op.op = name;
   op.size_syntax = kSyntax;
@@ -175,32 +143,23 @@ OpInfo rows_op(const char* name, const char* summary, bool softmax) {
   op.tolerance = 1e-5;
   op.tolerance_why =
       "a row's sum in 32 lanes (optimized) or Eigen's tree order differs from the naive running "
-      "sum by a few float32 roundings; softmax's online pass rescales as the max grows";
+      "sum by a few float32 roundings";
   const std::string op_name = name;
-  op.make = [softmax, op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-    const Rows r = parse_rows(op_name, size);
-    if (softmax) return std::make_unique<SoftmaxCase>(r, seed);
-    return std::make_unique<ReduceCase>(op_name, r, seed);
+  op.make = [op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
+    return std::make_unique<ReduceCase>(op_name, parse_row_shape(op_name, kSyntax, size), seed);
   };
   return op;
 }
 
-}  // namespace
-
-static void add_reduce_op_infos(std::vector<OpInfo>& ops) {
-  ops.push_back(rows_op(kernels::ops::sum.name, "sum of each row", false));
-  ops.push_back(rows_op(kernels::ops::mean.name, "mean of each row", false));
-  ops.push_back(rows_op(kernels::ops::max.name, "max of each row (and its position)", false));
+void add_reduce_op_infos(std::vector<OpInfo>& ops) {
+  ops.push_back(reduce_op(kernels::ops::sum.name, "sum of each row"));
+  ops.push_back(reduce_op(kernels::ops::mean.name, "mean of each row"));
+  ops.push_back(reduce_op(kernels::ops::max.name, "max of each row (and its position)"));
   ops.push_back(argmax_op());
 }
 
-static void add_softmax_op_infos(std::vector<OpInfo>& ops) {
-  ops.push_back(
-      rows_op(kernels::ops::softmax.name, "softmax of each row (three passes vs online)", true));
-  ops.push_back(rows_op(kernels::ops::log_softmax.name, "log_softmax of each row", true));
-}
+}  // namespace
 
-const OpInfoFamily kReduceFamily(30, &add_reduce_op_infos);
-const OpInfoFamily kSoftmaxFamily(40, &add_softmax_op_infos);
+const OpInfoFamily kReduceFamily(300, &add_reduce_op_infos);
 
 }  // namespace prism::opinfo
