@@ -1,4 +1,5 @@
-// Adds conv2d's definitions to the list every op table reads (kernels/op_def.h).
+// Adds conv2d's definitions to the list every op table reads (kernels/op_def.h), and computes its
+// costs (the formulas are declared, with their words, in op.h).
 #include "kernels/ops/conv2d/op.h"
 
 namespace prism::kernels {

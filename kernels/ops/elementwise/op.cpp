@@ -1,4 +1,5 @@
-// Adds elementwise's definitions to the list every op table reads (kernels/op_def.h).
+// Adds elementwise's definitions to the list every op table reads (kernels/op_def.h), and computes
+// its costs (the formulas are declared, with their words, in op.h).
 #include "kernels/ops/elementwise/op.h"
 
 #include <string>

@@ -1,4 +1,5 @@
-// Adds matmul_int8's definitions to the list every op table reads (kernels/op_def.h).
+// Adds matmul_int8's definitions to the list every op table reads (kernels/op_def.h), and computes
+// its costs (the formulas are declared, with their words, in op.h).
 #include "kernels/ops/matmul_int8/op.h"
 
 namespace prism::kernels {

@@ -1,4 +1,5 @@
-// Adds pool2d's definitions to the list every op table reads (kernels/op_def.h).
+// Adds pool2d's definitions to the list every op table reads (kernels/op_def.h), and computes its
+// costs (the formulas are declared, with their words, in op.h).
 #include "kernels/ops/pool2d/op.h"
 
 namespace prism::kernels {

@@ -1,4 +1,5 @@
-// Adds swiglu's definitions to the list every op table reads (kernels/op_def.h).
+// Adds swiglu's definitions to the list every op table reads (kernels/op_def.h), and computes its
+// costs (the formulas are declared, with their words, in op.h).
 #include "kernels/ops/swiglu/op.h"
 
 namespace prism::kernels {
