@@ -1,8 +1,62 @@
 #include "cli/bench_options.h"
 
+#include <CLI/CLI.hpp>
+
+#include "cli/options.h"
 #include "cli/train_data.h"
 
 namespace prism::cli {
+
+void add_shared_bench_options(CLI::App& cmd, BenchCliOptions& o, bool with_json) {
+  cmd.add_option("--mode", o.mode,
+                 "infer (forward, eval mode, no grad), train (full steps), or decode (bench, "
+                 "language models: KV-cache generation at batch 1)")
+      ->check(CLI::IsMember({"infer", "train", "decode"}))
+      ->capture_default_str();
+  cmd.add_option("--batch", o.batches,
+                 o.batches.empty() ? "batch sizes, comma-separated (default 1,8,64)"
+                                   : "batch sizes, comma-separated (default 1,64)")
+      ->delimiter(',')
+      ->check(whole_number(1, 1'000'000))
+      ->type_name("N,...");
+  add_model_threads(cmd, o.threads);
+  cmd.add_option("--warmup", o.warmup, "warm calls after the cold one, before timing")
+      ->check(whole_number(0, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--duration", o.duration_s, "seconds of timed calls per batch size")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  add_model_seed(cmd, o.seed);
+  add_image_size(cmd, o.image_size);
+  add_block(cmd, o.block_size);
+  add_rope(cmd, o.rope);
+  cmd.add_option("--device", o.device, "cpu, or cuda (needs a GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_option("--data", o.data,
+                 "inputs from a data set (as `train --data`: fashion-mnist, shapes, text, a path) "
+                 "instead of synthetic ones")
+      ->type_name("NAME|PATH");
+  add_no_peak(cmd, o.no_peak);
+  cmd.add_option("--precision", o.precision,
+                 "fp32; bf16 (matmuls and convolutions in bfloat16); int8 (infer: quantized "
+                 "weights and activations)")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
+      ->capture_default_str();
+  cmd.add_option("--load", o.load_path,
+                 "weights to time: a float32 checkpoint (`prism train --save`), or with "
+                 "--precision int8 an int8 model (`prism quantize`; without --load the model's "
+                 "own weights are quantized on the fly)")
+      ->type_name("FILE");
+  cmd.add_option("--checkpoint", o.checkpoint,
+                 "train: recompute activations in backward: blocks or every-N")
+      ->type_name("blocks|every-N");
+  if (with_json) {
+    cmd.add_option("--json", o.json_path, "write the result, every call's time included")
+        ->type_name("FILE")
+        ->check(file_name());
+  }
+}
 
 analysis::BenchOptions bench_options(const BenchCliOptions& o) {
   analysis::BenchOptions b;

@@ -3,13 +3,19 @@
 // alone (--model-off). The work is analysis/model_bench.h's; this file turns flags into options
 // and prints.
 #include <cstdio>
+#include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "analysis/bench_report.h"
 #include "analysis/decode_bench.h"
 #include "analysis/environment.h"
 #include "analysis/run_record.h"
 #include "cli/bench_options.h"
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "profiler/reports.h"
 
 namespace prism::cli {
@@ -56,8 +62,6 @@ int run_decode(const BenchCliOptions& o) {
   }
   return 0;
 }
-
-}  // namespace
 
 int run_bench(const BenchCliOptions& o) {
   // Before anything else touches memory: what the binary and its libraries hold.
@@ -123,5 +127,72 @@ int run_bench(const BenchCliOptions& o) {
   }
   return 0;
 }
+
+void add_options(CLI::App& cmd, BenchCliOptions& o) {
+  // Required unless `bench collectives` is given: checked after the parse (Action::check, which
+  // runs for `bench MODEL` only), since CLI11 would demand it of the subcommand too.
+  cmd.add_option("model", o.model,
+                 "model: mlp, cnn, transformer, resnet18, ... (required, unless `collectives`)");
+  add_shared_bench_options(cmd, o, true);
+  cmd.add_option("--iters", o.iters,
+                 "exactly this many timed calls per batch size (overrides --duration)")
+      ->check(whole_number(1, 100'000'000));
+  add_kernel(cmd, o.kernels);
+  cmd.add_option(
+         "--qps", o.qps,
+         "server scenario: Poisson request rates to sweep, comma-separated, e.g. 50,100,200")
+      ->delimiter(',')
+      ->check(positive_number(1e9))
+      ->type_name("R,...");
+  cmd.add_option("--max-batch", o.max_batch, "server: the largest batch the worker forms")
+      ->check(whole_number(1, 4096))
+      ->capture_default_str();
+  cmd.add_option("--max-wait-ms", o.max_wait_ms,
+                 "server: how long the oldest request may wait for its batch to fill")
+      ->check(number_in(0, 1e6))
+      ->capture_default_str();
+  cmd.add_option("--slo-ms", o.slo_ms, "server: report where the p99 latency crosses this")
+      ->check(positive_number(1e9));
+  cmd.add_flag("--counters", o.counters,
+               "hardware counters per op in the profiled window (cycles, instructions, cache "
+               "and branch misses), where the machine allows them, on the calling thread only "
+               "(not OpenMP workers)");
+  cmd.add_flag("--model-off", o.model_off,
+               "time the input pipeline alone (needs --data): the model is replaced by a "
+               "trivial computation, so the data loader's own rate shows");
+  cmd.add_option("--prompt-tokens", o.prompt_tokens,
+                 "decode: prompt length in tokens, random ids (default 64)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--tokens", o.new_tokens,
+                 "decode: tokens generated per sequence (default 64); --iters: timed sequences "
+                 "(default 3)")
+      ->check(whole_number(1, 1'000'000));
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<BenchCliOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_bench(*o); },
+          .files =
+              [o](CommandFiles& f) {
+                f.input("--load", o->load_path);
+                // Synthetic inputs unless --data names a set: no default set is read.
+                if (!o->data.empty()) f.data_set(o->data, false);
+                f.output("--json", o->json_path);
+              },
+          .check =
+              [o] {
+                if (o->model.empty()) throw CLI::RequiredError("model");
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 700,
+     .name = "bench",
+     .help = "latency percentiles, throughput and memory of a model per batch size",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -25,10 +26,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/course.h"
+#include "cli/options.h"
 #include "kernels/types.h"
 #include "profiler/first_line.h"
 
@@ -36,6 +40,21 @@ extern char** environ;
 
 namespace prism::cli {
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct CheckOptions {
+  std::string name;  // "relu", "01_relu" or "01"
+  bool quick = false;
+  bool no_timing = false;
+  int64_t seed = -1;        // -1: the checker's default
+  int threads = 0;          // 0: the checker's default (1)
+  int runs = 0;             // 0: the checker's default
+  int max_seconds = 0;      // 0: the checker's default (a variant's samples at one size)
+  bool grade_busy = false;  // grade the speed even when other processes are busy
+  // Seconds one step of the checker (a case, the timing) may run before it is stopped and the
+  // check fails: a kernel that never returns must not hang `prism check`.
+  double time_limit_s = 300;
+};
 
 namespace fs = std::filesystem;
 
@@ -177,8 +196,6 @@ std::optional<course::Record> read_result(const std::string& path, const std::st
   return r;
 }
 
-}  // namespace
-
 int run_check(const CheckOptions& o) {
   const course::Build b = course::find_build();
   const std::vector<course::Exercise> all = course::exercises(b.source_dir);
@@ -289,5 +306,46 @@ int run_check(const CheckOptions& o) {
   fmt::print(stderr, "\nprism check: {}. No verdict counts as failing.\nresult: FAIL\n", why);
   return 1;
 }
+
+void add_options(CLI::App& cmd, CheckOptions& o) {
+  cmd.add_option("NAME", o.name,
+                 "the exercise: its name (relu), folder (01_relu) or number (01); `prism course` "
+                 "lists them")
+      ->required();
+  cmd.add_flag("--quick", o.quick, "time small sizes, 3 short samples each (what ctest runs)");
+  cmd.add_flag("--no-timing", o.no_timing, "check correctness only (no performance tier)");
+  cmd.add_option("--seed", o.seed, "other random inputs (default 1)")->check(seed_number());
+  cmd.add_option("--threads", o.threads, "OpenMP threads while timing, 1 to 256 (default 1)")
+      ->check(whole_number(1, 256));
+  cmd.add_option("--runs", o.runs,
+                 "timed samples per variant to start with, 1 to 1000 (default 15); an undecided "
+                 "tier is sampled again up to max(100, N)")
+      ->check(whole_number(1, 1000));
+  cmd.add_flag("--grade-busy", o.grade_busy,
+               "grade the speed even when other processes are busy (by default not graded then: "
+               "the timings would measure their work too)");
+  cmd.add_option("--max-seconds", o.max_seconds,
+                 "the longest a variant's samples may take at one size, 1 to 3600 (default 10): "
+                 "a slower one is not timed there")
+      ->check(whole_number(1, 3600));
+  cmd.add_option("--time-limit", o.time_limit_s,
+                 "seconds one case (or the timing) may run before the check stops it and fails "
+                 "(default 300)")
+      ->check(number_in(1, 86400));
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<CheckOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_check(*o); }};
+}
+
+const RegisteredCommand registered(
+    {.order = 1300,
+     .name = "check",
+     .help = "build and run an exercise's checker on your kernel; record the verdict",
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -15,16 +15,21 @@
 // it; any other error stops the whole job (Comm::abort), so no rank waits for one that gave up.
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "analysis/model_bench.h"
 #include "analysis/report_format.h"
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "cli/train_data.h"
 #include "nn/dist/buckets.h"
 #include "nn/dist/collectives_bench.h"
@@ -36,6 +41,21 @@
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct CollectivesCliOptions {
+  std::vector<std::string> sizes;  // "4", "64K", "1M"; empty: powers of 4 from 4 B to 64 MiB
+  int reps = 20;
+  int warmup = 3;
+  double timeout_s = 60;  // how long a rank waits for the others before stopping the job
+  std::string predict;    // a zoo model: predict its DDP training step
+  int64_t batch = 0;      // global batch (0: the model's training default)
+  double bucket_mb = -1;  // gradient bucket size in MiB (0: one bucket; unset: kDefaultBucketBytes)
+  int64_t block_size = 0;  // transformers: context length (0: 64, as `prism train`)
+  double duration_s = 1;   // seconds of timed training steps per measurement
+  int threads = 0;
+  std::string json_path;
+};
 
 using nlohmann::ordered_json;
 
@@ -286,8 +306,6 @@ ordered_json to_json(const CollectivesCliOptions& o, const dist::CollectivesResu
   return doc;
 }
 
-}  // namespace
-
 int run_collectives(const CollectivesCliOptions& o) {
   // Flags first (usage errors, exit 2), then the launcher: nothing runs before both pass.
   const dist::CollectivesOptions co = collectives_options(o);
@@ -358,5 +376,82 @@ int run_collectives(const CollectivesCliOptions& o) {
   }
   return 0;
 }
+
+// The sizes are checked when the command runs (nn/dist/collectives_bench.h: parse_message_size).
+void add_options(CLI::App& cmd, CollectivesCliOptions& o) {
+  cmd.add_option("--sizes", o.sizes,
+                 "message sizes in bytes, comma-separated, with K, M or G for KiB, MiB, GiB "
+                 "(default: powers of 4 from 4 to 64M)")
+      ->delimiter(',')
+      ->type_name("BYTES,...");
+  cmd.add_option("--reps", o.reps, "timed allreduces per size, 1 to 100000")
+      ->check(whole_number(1, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--warmup", o.warmup, "untimed allreduces per size before them, 0 to 100000")
+      ->check(whole_number(0, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--timeout", o.timeout_s,
+                 "seconds a rank waits for the others before stopping the job")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--predict", o.predict,
+                 "a zoo model: predict its DDP training step at this number of ranks")
+      ->type_name("MODEL");
+  cmd.add_option("--batch", o.batch,
+                 "with --predict: the global batch, split evenly over the ranks (default the "
+                 "model's training batch)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--bucket-mb", o.bucket_mb,
+                 "with --predict: gradient bucket size in MiB (default 1, as train --ddp; 0 = "
+                 "one bucket)")
+      ->check(positive_number(1024, /*allow_zero=*/true));
+  cmd.add_option("--duration", o.duration_s,
+                 "with --predict: seconds of timed training steps per measurement")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--block", o.block_size,
+                 "with --predict, transformers: context length (default 64, as train)")
+      ->check(whole_number(1, 1'000'000));
+  add_model_threads(cmd, o.threads);
+  cmd.add_option("--json", o.json_path, "also write the sizes, the fit and the prediction")
+      ->type_name("FILE")
+      ->check(file_name());
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<CollectivesCliOptions>();
+  // `bench collectives` takes none of `bench MODEL`'s flags nor its model: each given is named
+  // (CLI11 would take them as the parent's and the command would ignore them).
+  CLI::App* bench = cmd.get_parent();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_collectives(*o); },
+          .files = [o](CommandFiles& f) { f.output("--json", o->json_path); },
+          .check =
+              [bench] {
+                for (const CLI::Option* opt : bench->get_options()) {
+                  if (opt->count() == 0 || opt->get_name() == "--help") continue;
+                  if (opt->get_positional()) {
+                    throw CLI::ValidationError(
+                        "bench collectives takes no model of its own; predict one with --predict "
+                        "MODEL");
+                  }
+                  throw CLI::ValidationError(
+                      fmt::format("bench collectives: {} is a flag of `prism bench MODEL`; give "
+                                  "the collectives' own flags after `collectives` (see --help)",
+                                  opt->get_name()));
+                }
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 710,
+     .name = "collectives",
+     .help = "(under mpirun) allreduce latency and bandwidth per message size, the alpha-beta fit, "
+             "and with --predict MODEL the DDP step time at this number of ranks",
+     .parent = "bench",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

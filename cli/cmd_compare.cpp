@@ -9,6 +9,7 @@
 // batch size; the samples of all rounds of a side are pooled.
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -19,7 +20,10 @@
 #include "analysis/compare.h"
 #include "analysis/run_record.h"
 #include "cli/bench_options.h"
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "kernels/registry.h"
 #include "nn/models/zoo.h"
 #include "nn/safetensors.h"
@@ -28,6 +32,16 @@
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct CompareOptions {
+  std::vector<std::string> inputs;  // BASE.json CAND.json, or MODEL
+  std::string a_flags, b_flags;     // with MODEL: what differs ("--kernel matmul=naive")
+  int rounds = 4;
+  BenchCliOptions bench;  // with MODEL: the settings both sides share
+  int rows = 10;          // rows of the per-op table
+  std::string json_path;  // also write the comparison as JSON ("prism.compare")
+};
 
 // Prints the report, and writes it with the comparison as JSON when --json asks.
 void emit(const analysis::Comparison& c, const CompareOptions& o) {
@@ -193,12 +207,6 @@ int compare_model(const CompareOptions& o) {
   return 0;
 }
 
-}  // namespace
-
-std::string compare_side_load(const std::string& flags, const char* which) {
-  return parse_side(flags, which).load_path;
-}
-
 int run_compare(const CompareOptions& o) {
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
   if (o.inputs.size() == 2) {
@@ -222,5 +230,56 @@ int run_compare(const CompareOptions& o) {
   }
   throw UsageError("compare: give BASE.json CAND.json, or MODEL with --b \"<flags>\"");
 }
+
+void add_options(CLI::App& cmd, CompareOptions& o) {
+  cmd.add_option("inputs", o.inputs, "BASE.json CAND.json, or a MODEL to run both ways")
+      ->required()
+      ->expected(1, 2);
+  cmd.add_option("--a", o.a_flags, "MODEL: the baseline's flags (default: none)")
+      ->type_name("\"FLAGS\"");
+  cmd.add_option("--b", o.b_flags, "MODEL: the candidate's flags, e.g. \"--kernel matmul=naive\"")
+      ->type_name("\"FLAGS\"");
+  cmd.add_option("--rounds", o.rounds, "MODEL: interleaved rounds per side (A B B A ...)")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--rows", o.rows, "rows of the per-op table (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+  cmd.add_option("--json", o.json_path, "also write the comparison as JSON (for prism report)")
+      ->type_name("FILE")
+      ->check(file_name());
+  o.bench.batches = {1, 64};
+  o.bench.duration_s = 4;
+  add_shared_bench_options(cmd, o.bench, false);
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<CompareOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_compare(*o); },
+          .files =
+              [o](CommandFiles& f) {
+                const CompareOptions& c = *o;
+                if (c.inputs.size() == 2) {  // BASE.json CAND.json
+                  f.input("BASE", c.inputs[0]);
+                  f.input("CAND", c.inputs[1]);
+                } else {  // MODEL, measured here: the shared and each side's weights, the data set
+                  f.input("--load", c.bench.load_path);
+                  f.input("--a's --load", parse_side(c.a_flags, "--a").load_path);
+                  f.input("--b's --load", parse_side(c.b_flags, "--b").load_path);
+                  if (!c.bench.data.empty()) f.data_set(c.bench.data, false);
+                }
+                f.output("--json", c.json_path);
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 800,
+     .name = "compare",
+     .help = "baseline against candidate: report, statistics and a decision",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -7,18 +7,28 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/course.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli {
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct CourseOptions {
+  std::string json_path;  // also write it as JSON
+};
 
 struct Row {
   const course::Exercise* ex;
@@ -45,8 +55,6 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
 }
-
-}  // namespace
 
 int run_course(const CourseOptions& o) {
   if (!o.json_path.empty()) check_writable(o.json_path, "course JSON");
@@ -153,5 +161,35 @@ int run_course(const CourseOptions& o) {
   }
   return 0;
 }
+
+void add_options(CLI::App& cmd, CourseOptions& o) {
+  cmd.add_option("--json", o.json_path, "also write the modules, exercises and progress as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<CourseOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_course(*o); },
+          .files =
+              [o](CommandFiles& f) {
+                // The learner's progress record, which --json must not replace; none outside a
+                // build.
+                try {
+                  f.input("the progress file", course::progress_path(course::find_build()));
+                } catch (const Error&) {
+                }
+                f.output("--json", o->json_path);
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 1400,
+     .name = "course",
+     .help = "the modules and exercises, your progress on each, and what is next",
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -7,16 +7,43 @@
 //   prism gate --baselines bench/baselines [--update]     the project's self-gate
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "analysis/baseline.h"
 #include "analysis/gate.h"
 #include "analysis/run_record.h"
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct GateCliOptions {
+  std::string base, cand;
+  std::string max_p99_increase = "15%";
+  std::string max_throughput_drop = "10%";
+  std::string max_memory_increase = "5%";
+  double max_quality_drop = 0.5;
+  std::string max_loss_increase = "1%";
+  double max_output_diff = 1e-3;
+  std::vector<std::string> exact;
+  std::string baselines;  // a directory of committed baselines: check them (or --update)
+  bool update = false;
+  bool verbose = false;
+  std::string json_path;  // --json: the checks and the verdict, for `prism report`
+};
+
+// Exit codes: 0 every threshold held, 1 a threshold broke (the verdict), 2 a usage error or an
+// input it cannot read (no verdict), kExitGateOutput the verdict was printed but its --json could
+// not be written: never 1, which a CI script reads as "the change regressed".
+constexpr int kExitGateOutput = 3;
 
 bool has_json_files(const std::string& dir) {
   std::error_code ec;
@@ -63,8 +90,6 @@ int self_gate(const GateCliOptions& o) {
       differences, o.baselines.c_str());
   return 1;
 }
-
-}  // namespace
 
 int run_gate(const GateCliOptions& o) {
   if (!o.baselines.empty()) {
@@ -119,5 +144,65 @@ int run_gate(const GateCliOptions& o) {
   }
   return r.passed() ? 0 : 1;
 }
+
+void add_options(CLI::App& cmd, GateCliOptions& o) {
+  cmd.add_option("base", o.base, "the baseline result (bench or train JSON)");
+  cmd.add_option("cand", o.cand, "the candidate result");
+  cmd.add_option("--max-p99-increase", o.max_p99_increase, "largest allowed p99 rise")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-throughput-drop", o.max_throughput_drop, "largest allowed throughput fall")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-memory-increase", o.max_memory_increase,
+                 "largest allowed rise of peak memory (tracked and resident)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-quality-drop", o.max_quality_drop,
+                 "largest allowed fall of held-out accuracy, in percentage points")
+      ->check(number_in(0, 100))
+      ->capture_default_str();
+  cmd.add_option("--max-loss-increase", o.max_loss_increase,
+                 "largest allowed relative rise of a held-out or training loss")
+      ->type_name("PCT")
+      ->capture_default_str();
+  cmd.add_option("--max-output-diff", o.max_output_diff,
+                 "largest allowed relative change of the outputs on fixed inputs (inference)")
+      ->check(number_in(0, 1e6))
+      ->capture_default_str();
+  cmd.add_option("--exact", o.exact,
+                 "counters that must be equal: flops, macs, bytes, allocs, alloc_bytes")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  cmd.add_option("--baselines", o.baselines,
+                 "check the deterministic figures of the zoo against the baselines in DIR")
+      ->type_name("DIR")
+      ->check(file_name());
+  cmd.add_flag("--update", o.update, "with --baselines: write the measured figures instead");
+  cmd.add_flag("--verbose", o.verbose, "print the checks that passed too");
+  cmd.add_option("--json", o.json_path, "also write the checks and the verdict as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<GateCliOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_gate(*o); },
+          .files =
+              [o](CommandFiles& f) {
+                f.input("BASE", o->base);
+                f.input("CAND", o->cand);
+                f.output("--json", o->json_path);
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 1200,
+     .name = "gate",
+     .help = "a regression gate: exit 1 when a threshold breaks (or check the baselines)",
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

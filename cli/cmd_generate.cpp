@@ -16,11 +16,17 @@
 // recomputed (see gpt_decoder.h); the count of slides is printed.
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "nn/models/gpt_checkpoint.h"
 #include "nn/models/gpt_decoder.h"
 #include "profiler/clock.h"
@@ -32,6 +38,20 @@
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct GenerateOptions {
+  std::string model_path;  // `prism train transformer --save` output
+  std::string prompt;
+  int64_t tokens = 200;      // new tokens
+  double temperature = 0.8;  // 0 = greedy argmax
+  int64_t top_k = 0;         // 0 = every token
+  uint64_t seed = 42;
+  bool no_cache = false;  // recompute the whole window every token
+  bool compare = false;   // both ways, side by side
+  int64_t block = 0;      // context; 0 = the model's block_size
+  int threads = 0;
+};
 
 struct Run {
   std::string text;  // generated characters only
@@ -104,8 +124,6 @@ std::string fmt_bytes(int64_t b) {
                   static_cast<double>(b) / 1024);
   return buf;
 }
-
-}  // namespace
 
 int run_generate(const GenerateOptions& o) {
   // Every check before any work: the flags, the file, the prompt.
@@ -206,5 +224,43 @@ int run_generate(const GenerateOptions& o) {
   }
   return 0;
 }
+
+void add_options(CLI::App& cmd, GenerateOptions& o) {
+  cmd.add_option("model_file", o.model_path,
+                 "a character transformer (prism train transformer --save FILE)")
+      ->required();
+  cmd.add_option("--prompt", o.prompt,
+                 "the text to continue (characters of the model's vocabulary)")
+      ->required();
+  cmd.add_option("--tokens", o.tokens, "new tokens to generate, 1 to 100000 (default 200)")
+      ->check(whole_number(1, 100'000));
+  cmd.add_option("--temperature", o.temperature, "softmax temperature; 0 = greedy (default 0.8)")
+      ->check(number_in(0, 1000));
+  cmd.add_option("--top-k", o.top_k, "sample among the k most likely tokens (default all)")
+      ->check(whole_number(0, 1'000'000));
+  cmd.add_option("--seed", o.seed, "seed of the sampling (default 42)")->check(seed_number());
+  cmd.add_flag("--no-cache", o.no_cache, "no KV cache: recompute the whole context every token");
+  cmd.add_flag("--compare", o.compare, "run with and without the KV cache, side by side");
+  cmd.add_option("--block", o.block, "context length, at most the model's (default the model's)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<GenerateOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_generate(*o); },
+          .files = [o](CommandFiles& f) { f.input("model_file", o->model_path); }};
+}
+
+const RegisteredCommand registered(
+    {.order = 1600,
+     .name = "generate",
+     .help = "text from a trained character transformer, with and without a KV cache",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -6,8 +6,14 @@
 // times the CUDA variants (each checked against the CPU kernel) and measures the GPU's own roof
 // instead: cuBLAS SGEMM and a triad (about a second), not datasheet figures.
 #include <cstdio>
+#include <memory>
 
+#include <CLI/CLI.hpp>
+
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/lab/lab.h"
 #include "kernels/opinfo/op_info.h"
@@ -18,6 +24,23 @@
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct LabCliOptions {
+  std::string op;
+  bool list = false;                  // --list: the ops the lab knows
+  std::vector<std::string> sizes;     // empty: the op's defaults
+  std::vector<std::string> variants;  // empty: all
+  std::vector<int> threads{1};        // each variant is timed at every count; the first is the base
+  int repetitions = 11;
+  double min_sample_ms = 20;
+  double max_seconds = 20;
+  uint64_t seed = 1;
+  bool no_peak = false;        // do not look up (or measure) the machine's peaks
+  std::string device = "cpu";  // cpu | cuda (the CUDA variants, checked against the CPU kernel)
+  bool counters = false;       // --counters: hardware counters per variant
+  std::string json_path;
+};
 
 // Listing needs no GPU: it reads the registry, where the CUDA kernels are once the backend is
 // loaded (which the cuda listing does; the cpu one leaves it alone).
@@ -79,8 +102,6 @@ void check_variants(const LabCliOptions& o, const opinfo::OpInfo& op, Device dev
     throw UsageError(e.what());
   }
 }
-
-}  // namespace
 
 int run_lab(const LabCliOptions& o) {
   if (o.list) {
@@ -146,5 +167,67 @@ int run_lab(const LabCliOptions& o) {
   }
   return 0;
 }
+
+void add_options(CLI::App& cmd, LabCliOptions& o) {
+  cmd.add_option("op", o.op, "the op whose variants to compare, e.g. matmul (see --list)");
+  cmd.add_flag("--list", o.list, "list the ops the lab knows, their sizes and variants");
+  cmd.add_option("--sizes", o.sizes,
+                 "sizes to time, comma-separated, e.g. 256,512,1024 or 128x784x256:nt "
+                 "(default: the op's own; --list shows the syntax)")
+      ->delimiter(',')
+      ->type_name("SIZE,...");
+  cmd.add_option("--variants", o.variants, "variants to compare (default: all registered)")
+      ->delimiter(',')
+      ->type_name("NAME,...");
+  // One string checked as a whole (not CLI11's per-element delimiter) so duplicates are caught.
+  cmd.add_option_function<std::string>(
+         "--threads", [&o](const std::string& s) { o.threads = int_list(s); },
+         "OpenMP threads for every variant, 1 to 1024; several, comma-separated (e.g. 1,2,4), "
+         "time each variant at each count and give its speed-up over the first")
+      ->check(distinct_whole_numbers(1, 1024))
+      ->type_name("N,...")
+      ->default_str("1");
+  cmd.add_option("--reps", o.repetitions, "timed samples per variant and size, 1 to 1000")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--min-sample-ms", o.min_sample_ms, "shortest duration of one sample")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--max-seconds", o.max_seconds,
+                 "skip timing a variant whose samples would take longer than this")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for the random inputs")
+      ->check(seed_number())
+      ->capture_default_str();
+  cmd.add_flag("--no-peak", o.no_peak, "do not look up or measure the machine's peaks");
+  cmd.add_option("--device", o.device,
+                 "cpu, or cuda: time the CUDA variants, each checked against the CPU kernel "
+                 "(needs a GPU; with --list, shows the CUDA variants)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_flag("--counters", o.counters,
+               "hardware counters per variant (cycles, instructions, cache and branch misses), "
+               "where the machine allows them, on the calling thread only (not OpenMP workers)");
+  cmd.add_option("--json", o.json_path, "write one row per variant and size as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<LabCliOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_lab(*o); },
+          .files = [o](CommandFiles& f) { f.output("--json", o->json_path); }};
+}
+
+const RegisteredCommand registered(
+    {.order = 600,
+     .name = "lab",
+     .help = "validate every kernel variant of an op, then time them side by side",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -15,14 +15,19 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/split_rule.h"
 #include "kernels/types.h"
@@ -33,6 +38,17 @@
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct MachineOptions {
+  int threads = 0;       // measure 1..threads; 0 = PRISM_THREADS, else all cores
+  bool refresh = false;  // measure even if the cache has this build's figures
+  std::string json_path;
+  // Measurement settings; giving any of them measures now and does not touch the cache.
+  int reps = 0;            // repetitions per figure (default 9)
+  double fma_ms = 0;       // length of one FMA repetition in ms (default 50)
+  int64_t stream_mib = 0;  // MiB per STREAM array (default 4 x L3, 64 MiB to 1 GiB)
+};
 
 namespace prof = prism::profiler;
 
@@ -305,8 +321,6 @@ void write_json(const std::string& path, const prof::MachinePeak& m,
   prof::write_text_file(path, j.dump(2) + "\n");
 }
 
-}  // namespace
-
 int run_machine(const MachineOptions& o) {
   if (!o.json_path.empty()) check_writable(o.json_path, "machine JSON");
   prof::MeasureOptions measure;
@@ -371,5 +385,39 @@ int run_machine(const MachineOptions& o) {
   if (!o.json_path.empty()) write_json(o.json_path, peak, gpu ? &*gpu : nullptr);
   return 0;
 }
+
+void add_options(CLI::App& cmd, MachineOptions& o) {
+  cmd.add_option("--threads", o.threads,
+                 "measure with 1 to N threads, N from 1 to 1024 (default: PRISM_THREADS, else "
+                 "all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_flag("--refresh", o.refresh, "measure again even if this build's figures are cached");
+  cmd.add_option("--json", o.json_path, "also write the figures as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
+  cmd.add_option("--reps", o.reps, "repetitions of each figure, 1 to 1000 (default 9; not cached)")
+      ->check(whole_number(1, 1000));
+  cmd.add_option("--fma-ms", o.fma_ms,
+                 "length of one FMA repetition in ms (default 50; not cached)")
+      ->check(positive_number(1e6));
+  cmd.add_option("--stream-mib", o.stream_mib,
+                 "MiB per STREAM array, 1 to 65536 (default 4 x L3; not cached)")
+      ->check(whole_number(1, 65536));
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<MachineOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_machine(*o); },
+          .files = [o](CommandFiles& f) { f.output("--json", o->json_path); }};
+}
+
+const RegisteredCommand registered(
+    {.order = 500,
+     .name = "machine",
+     .help = "this machine's peak FLOP/s and memory bandwidth per thread count (cached)",
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -5,18 +5,37 @@
 // file turns flags into options and prints.
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "analysis/models_compare.h"
 #include "analysis/report_format.h"
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct ModelsOptions {
+  std::vector<std::string> models;  // at least one zoo model
+  std::string match;                // "" | params | flops: scale widths to the first model's
+  int64_t batch = 32;
+  int threads = 0;
+  int rounds = 3;         // interleaved rounds (each model once per round, per mode)
+  double duration_s = 1;  // seconds of timed calls per model, mode and round
+  uint64_t seed = 42;
+  int64_t block_size = 0;  // transformers: context length (0: the model's)
+  bool no_peak = false;
+  std::string json_path;
+};
 
 using analysis::BenchMode;
 using analysis::ModelResult;
@@ -134,8 +153,6 @@ std::string format_models(const ModelsResult& r) {
   return out;
 }
 
-}  // namespace
-
 int run_models(const ModelsOptions& o) {
   if (o.threads > 0) set_threads(o.threads);
   if (!o.json_path.empty()) check_writable(o.json_path, "json");
@@ -167,5 +184,48 @@ int run_models(const ModelsOptions& o) {
   }
   return 0;
 }
+
+void add_options(CLI::App& cmd, ModelsOptions& o) {
+  cmd.add_option("models", o.models, "zoo models to compare, e.g. mlp cnn transformer")
+      ->required()
+      ->expected(1, 16);
+  cmd.add_option("--match", o.match,
+                 "scale the models' widths to the first model's parameter count (params) or "
+                 "forward FLOPs per sample (flops)")
+      ->check(CLI::IsMember({"params", "flops"}));
+  cmd.add_option("--batch", o.batch, "batch size for every model")
+      ->check(whole_number(1, 1'000'000))
+      ->capture_default_str();
+  add_model_threads(cmd, o.threads);
+  cmd.add_option("--rounds", o.rounds,
+                 "interleaved rounds (every model once per mode a round, the order rotated)")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--duration", o.duration_s, "seconds of timed calls per model, mode and round")
+      ->check(positive_number(1e6))
+      ->capture_default_str();
+  add_model_seed(cmd, o.seed);
+  add_block(cmd, o.block_size);
+  add_no_peak(cmd, o.no_peak);
+  cmd.add_option("--json", o.json_path, "also write the comparison as JSON")
+      ->type_name("FILE")
+      ->check(file_name());
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<ModelsOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_models(*o); },
+          .files = [o](CommandFiles& f) { f.output("--json", o->json_path); }};
+}
+
+const RegisteredCommand registered(
+    {.order = 900,
+     .name = "models",
+     .help = "architectures side by side: costs, speed and where the time goes, interleaved",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "kernels/gpu_runtime.h"
 #include "kernels/registry.h"
@@ -43,8 +44,6 @@ std::vector<Line> variant_lines(const kernels::OpKernels& k) {
   }
   return lines;
 }
-
-}  // namespace
 
 int run_ops() {
   // The CUDA kernels are registered when the backend loads; no GPU is needed to list them.
@@ -96,5 +95,17 @@ int run_ops() {
   std::fputs(out.c_str(), stdout);
   return 0;
 }
+
+// No flags of its own.
+Action setup(CLI::App& /*cmd*/) {
+  return {.run = &run_ops};
+}
+
+const RegisteredCommand registered({.order = 100,
+                                    .name = "ops",
+                                    .help = "list every op, its kernel variants and cost formula",
+                                    .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -7,10 +7,15 @@
 // two agree on the predicted class). The int8 model is written atomically, with metadata saying
 // how it was made; `prism bench MODEL --precision int8 --load FILE` times it.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "cli/train_data.h"
 #include "nn/data/loader.h"
 #include "nn/models/zoo.h"
@@ -22,6 +27,21 @@
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct QuantizeOptions {
+  std::string model_path;
+  std::string output_path;
+  std::string model;              // mlp | cnn; "" = from the checkpoint's tensor names
+  std::string data;               // "" = the model's default (train_data.h)
+  int64_t calibrate = 8;          // calibration batches from the training set
+  int64_t batch = 64;             // calibration and evaluation batch size
+  std::string method = "minmax";  // minmax | percentile
+  double percentile = 99.99;
+  int64_t eval_batches = 0;  // 0 = the whole held-out set
+  int threads = 0;
+  uint64_t seed = 42;
+};
 
 // The architecture a checkpoint holds, from its tensor names: conv1.weight (the cnn) or
 // fc1.weight (the mlp).
@@ -67,8 +87,6 @@ Accuracy evaluate(nn::Module& model, const nn::data::Dataset& data, int64_t batc
   a.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return a;
 }
-
-}  // namespace
 
 int run_quantize(const QuantizeOptions& o) {
   if (o.threads > 0) set_threads(o.threads);
@@ -132,5 +150,56 @@ int run_quantize(const QuantizeOptions& o) {
   std::printf("wrote %s\n", o.output_path.c_str());
   return 0;
 }
+
+void add_options(CLI::App& cmd, QuantizeOptions& o) {
+  cmd.add_option("model_file", o.model_path, "a float32 checkpoint (prism train --save)")
+      ->required();
+  cmd.add_option("-o,--output", o.output_path, "where to write the int8 model (.safetensors)")
+      ->type_name("FILE")
+      ->required();
+  cmd.add_option("--model", o.model,
+                 "the checkpoint's architecture: mlp or cnn (default: read "
+                 "from its tensor names)")
+      ->check(CLI::IsMember({"mlp", "cnn", "lenet"}));
+  cmd.add_option("--data", o.data,
+                 "data set for calibration and the held-out accuracy "
+                 "(default: the model's, Fashion-MNIST when installed)")
+      ->type_name("NAME|PATH");
+  cmd.add_option("--calibrate", o.calibrate,
+                 "calibration batches (default 8; percentile keeps every value seen: 4 bytes each)")
+      ->check(whole_number(1, 10'000));
+  cmd.add_option("--batch", o.batch, "calibration and evaluation batch size (default 64)")
+      ->check(whole_number(1, 65'536));
+  cmd.add_option("--method", o.method, "activation ranges: minmax or percentile")
+      ->check(CLI::IsMember({"minmax", "percentile"}));
+  cmd.add_option("--percentile", o.percentile, "with --method percentile (default 99.99)")
+      ->check(number_in(1e-9, 100));
+  cmd.add_option("--eval-batches", o.eval_batches, "held-out batches evaluated (default all)")
+      ->check(whole_number(0, 1'000'000));
+  cmd.add_option("--threads", o.threads, "OpenMP threads")->check(whole_number(1, 1024));
+  cmd.add_option("--seed", o.seed, "seed of the calibration batches' shuffle")
+      ->check(seed_number());
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<QuantizeOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_quantize(*o); },
+          .files =
+              [o](CommandFiles& f) {
+                f.input("model_file", o->model_path);
+                f.data_set(o->data, true);
+                f.output("--output", o->output_path);
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 1500,
+     .name = "quantize",
+     .help = "int8 post-training quantization of a trained mlp or cnn: sizes, accuracy",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -4,21 +4,32 @@
 // a half-written report. The views are analysis/html's; this file reads, assembles and writes.
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "analysis/html/profile_views.h"
 #include "analysis/html/report_page.h"
 #include "analysis/html/result_views.h"
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/file_roles.h"
+#include "cli/options.h"
 #include "kernels/types.h"
 #include "profiler/machine.h"
 #include "profiler/output_file.h"
 
 namespace prism::cli {
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct ReportOptions {
+  std::vector<std::string> inputs;  // profiles (`prism train --profile --json`, `prism demo`)
+  std::string output_path = "report.html";
+};
 
 // The roofs from `prism machine`'s cache only: measuring takes seconds a report should not
 // spend unasked; without them the roofline view says how to add them.
@@ -61,6 +72,8 @@ std::string report_html(const std::vector<std::string>& names,
   return page(blocks);
 }
 
+namespace {
+
 int run_report(const ReportOptions& o) {
   check_writable(o.output_path, "report");
   // Every input is read and drawn before anything is written: a bad one leaves no page.
@@ -71,5 +84,36 @@ int run_report(const ReportOptions& o) {
               blocks.size() == 1 ? "input" : "inputs");
   return 0;
 }
+
+void add_options(CLI::App& cmd, ReportOptions& o) {
+  cmd.add_option("inputs", o.inputs,
+                 "profiles: what `prism train MODEL --profile --json F` and `prism demo` write")
+      ->type_name("IN.json")
+      ->required()
+      ->check(file_name());
+  cmd.add_option("-o,--output", o.output_path, "the HTML page to write")
+      ->type_name("FILE")
+      ->check(file_name())
+      ->capture_default_str();
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<ReportOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_report(*o); },
+          .files =
+              [o](CommandFiles& f) {
+                for (const std::string& p : o->inputs) f.input("IN.json", p);
+                f.output("--output", o->output_path);
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 1100,
+     .name = "report",
+     .help = "profiles as one self-contained HTML page: op breakdown, roofline, memory",
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -7,12 +7,16 @@
 // of a second, with the same cost formulas the profiler uses on real runs.
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include "cli/command.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "nn/models/zoo.h"
 #include "profiler/aggregate.h"
 #include "profiler/clock.h"
@@ -23,6 +27,14 @@
 namespace prism::cli {
 
 namespace {
+
+// The flags, as add_options (below) declares them.
+struct SummaryOptions {
+  std::string model;
+  std::string input;  // "1x3x224x224"; "" = the model's default input
+  int depth = 0;      // 0 = every level
+  bool backward = true;
+};
 
 // "1x3x224x224" -> [1,3,224,224].
 Dims parse_shape(const std::string& s) {
@@ -54,8 +66,6 @@ std::string count(int64_t v) {
   }
   return out;
 }
-
-}  // namespace
 
 int run_summary(const SummaryOptions& o) {
   using namespace profiler::text;
@@ -140,5 +150,29 @@ int run_summary(const SummaryOptions& o) {
       static_cast<double>(act) / 1e6, secs);
   return 0;
 }
+
+void add_options(CLI::App& cmd, SummaryOptions& o) {
+  cmd.add_option("model", o.model,
+                 "mlp, cnn, transformer, resnet18, resnet34, resnet50, gpt2-small, gpt2-medium")
+      ->required();
+  cmd.add_option("--input", o.input, "input shape, e.g. 1x3x224x224 (default: the model's)")
+      ->type_name("NxCxHxW");
+  cmd.add_option("--depth", o.depth, "module levels to show (0 = all)")
+      ->check(whole_number(0, 100));
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<SummaryOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_summary(*o); }};
+}
+
+const RegisteredCommand registered(
+    {.order = 400,
+     .name = "summary",
+     .help = "per-module shapes, parameters, FLOPs and activation memory (meta device)",
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -16,9 +16,13 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include "cli/cmd_train.h"
+#include "cli/command.h"
 #include "cli/commands.h"
 #include "cli/file_roles.h"
+#include "cli/options.h"
 #include "cli/train_data.h"
 #include "cli/train_ddp.h"
 #include "cli/train_run.h"
@@ -190,5 +194,146 @@ int run_train(const TrainOptions& given) {
   if (comm) comm->finalize();
   return 0;
 }
+
+namespace {
+
+void add_options(CLI::App& cmd, TrainOptions& o) {
+  cmd.add_option(
+         "model", o.model,
+         "model to train: mlp, cnn, transformer, resnet18, ... (see `prism summary --help`)")
+      ->required();
+  cmd.add_option(
+         "--data", o.data,
+         "fashion-mnist, shapes, spirals, text, a directory of MNIST-format files or a "
+         "text file (default: fashion-mnist if installed, else shapes; text for transformers)")
+      ->type_name("NAME|PATH");
+  cmd.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(whole_number(1, 1000))
+      ->capture_default_str();
+  cmd.add_option("--steps", o.steps, "training steps (overrides --epochs)")
+      ->check(whole_number(1, 100'000'000));
+  cmd.add_option("--batch", o.batch, "batch size (default: 128 mlp, 64 cnn/resnet, 32 transformer)")
+      ->check(whole_number(1, 1'000'000));
+  cmd.add_option("--lr", o.lr, "learning rate (default per model)")
+      ->check(positive_number(3.4e38));  // float32's largest value
+  cmd.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9), adam or adamw")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  cmd.add_option("--schedule", o.schedule, "learning-rate schedule: cosine (to lr/100) or none")
+      ->check(CLI::IsMember({"cosine", "none"}))
+      ->capture_default_str();
+  cmd.add_option("--block", o.block_size, "transformer context length (default 64)")
+      ->check(whole_number(1, 1'000'000));
+  add_rope(cmd, o.rope);
+  cmd.add_option("--threads", o.threads, "OpenMP threads (default: PRISM_THREADS, else all cores)")
+      ->check(whole_number(1, 1024));
+  cmd.add_option("--device", o.device, "where the model trains: cpu, or cuda (needs a GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "seed for data order and initial weights")
+      ->check(seed_number())
+      ->capture_default_str();
+  cmd.add_option("--kernel", o.kernels, "run a kernel variant for an op, e.g. matmul=naive")
+      ->type_name("OP=VARIANT")
+      ->allow_extra_args(false);
+  cmd.add_flag("--profile", o.profile, "profile a window of steps: op table and module tree");
+  cmd.add_option("--profile-steps", o.profile_steps, "steps in the profiled window")
+      ->check(whole_number(1, 100'000))
+      ->capture_default_str();
+  cmd.add_option("--trace", o.trace_path, "write the profiled window's trace (implies --profile)")
+      ->type_name("FILE")
+      ->check(file_name());
+  cmd.add_option("--json", o.json_path,
+                 "write the profile and a train summary as JSON (implies --profile)")
+      ->type_name("FILE")
+      ->check(file_name());
+  cmd.add_option("--report", o.report_path,
+                 "write the profile as a self-contained HTML page (implies --profile; with "
+                 "--trace and no --report: report.html beside the trace)")
+      ->type_name("FILE")
+      ->check(file_name());
+  cmd.add_option("--save", o.save_path, "save the trained weights (safetensors)")
+      ->type_name("FILE")
+      ->check(file_name());
+  cmd.add_option("--load", o.load_path, "start from saved weights (safetensors)")
+      ->type_name("FILE")
+      ->check(file_name());
+  cmd.add_option("--precision", o.precision,
+                 "fp32, or bf16: matmuls and convolutions in bfloat16 with fp32 master weights")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "int8") {
+              return "int8 is for inference only (rounded weights have no gradient): train in "
+                     "fp32 or bf16, then `prism quantize` the checkpoint";
+            }
+            return v == "fp32" || v == "bf16" ? "" : v + " not in {fp32,bf16}";
+          },
+          "fp32|bf16"))
+      ->capture_default_str();
+  cmd.add_option("--checkpoint", o.checkpoint,
+                 "recompute activations in backward instead of keeping them: blocks (every "
+                 "transformer or residual block) or every-N (every N-th block)")
+      ->type_name("blocks|every-N");
+  cmd.add_flag("--counters", o.counters,
+               "hardware counters per op (cycles, instructions, cache and branch misses) in the "
+               "profile, where the machine allows them, on the calling thread only (not OpenMP "
+               "workers: --threads 1 for exact figures; implies --profile)");
+  cmd.add_flag("--allow-non-finite", o.allow_non_finite,
+               "let --load and --save accept weights holding NaN or Inf (to inspect a diverged "
+               "run; training still stops at the first non-finite loss or gradient)");
+  cmd.add_option("--rows", o.rows, "rows of the op table to print (0 = all)")
+      ->check(whole_number(0, 1'000'000))
+      ->capture_default_str();
+  // Data parallelism (nn/dist/ddp.h): under `mpirun -np N`, --batch is the global batch.
+  cmd.add_flag("--ddp", o.ddp,
+               "data-parallel training under an MPI launcher (mpirun -np N prism train MODEL "
+               "--ddp): each rank trains on 1/N of every global batch (--batch), gradients are "
+               "averaged by allreduce; rank 0 prints, evaluates and saves");
+  cmd.add_option("--bucket-mb", o.bucket_mb,
+                 "--ddp: gradient bucket size in MiB (0 = one bucket for all gradients)")
+      ->check(positive_number(1e6, /*allow_zero=*/true))
+      ->capture_default_str();
+  cmd.add_flag("--no-overlap", o.no_overlap,
+               "--ddp: start the allreduces after backward instead of during it");
+  cmd.add_option("--check-every", o.check_every,
+                 "--ddp: compare a checksum of the weights across ranks every K steps")
+      ->check(whole_number(1, 100'000'000))
+      ->capture_default_str();
+  cmd.add_option("--ddp-timeout", o.ddp_timeout,
+                 "--ddp: seconds to wait for the other ranks before stopping every rank")
+      ->check(positive_number(86400))
+      ->capture_default_str();
+}
+
+Action setup(CLI::App& cmd) {
+  auto o = std::make_shared<TrainOptions>();
+  add_options(cmd, *o);
+  return {.run = [o] { return run_train(*o); },
+          .files =
+              [o](CommandFiles& f) {
+                f.input("--load", o->load_path);
+                // The image models read Fashion-MNIST by default (train_data.h).
+                const bool mnist_default = !o->model.empty() && !nn::is_language_model(o->model) &&
+                                           o->model != "mlp-spiral";
+                f.data_set(o->data, mnist_default);
+                f.output("--save", o->save_path);
+                f.output("--json", o->json_path);
+                f.output("--trace", o->trace_path);
+                if (!o->report_path.empty()) {
+                  f.output("--report", o->report_path);
+                } else if (!o->trace_path.empty()) {
+                  // "" for a trace sent to a stream: no page is written then.
+                  f.output("--trace's report.html", report_beside_trace(o->trace_path));
+                }
+              }};
+}
+
+const RegisteredCommand registered(
+    {.order = 300,
+     .name = "train",
+     .help = "train a model (mlp, cnn, transformer, resnet18, ...) on a data set",
+     .runs_kernels = true,
+     .setup = &setup});
+
+}  // namespace
 
 }  // namespace prism::cli

@@ -7,9 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/course.h"
 #include "nn/data/idx.h"
-#include "nn/models/zoo.h"
 #include "profiler/machine.h"
 #include "profiler/output_file.h"
 
@@ -58,38 +56,6 @@ bool same_file(const Identity& a, const Identity& b) {
   return false;  // a stream is never "the same"; an existing file is not an absent one
 }
 
-void add(std::vector<FileArg>& list, const std::string& flag, const std::string& path) {
-  if (!path.empty()) list.push_back({flag, path});
-}
-
-// The files `--data SPEC` reads: none for a built-in set but Fashion-MNIST, the four files of an
-// MNIST-format directory (Fashion-MNIST's own, when that is the set or the default), else SPEC
-// itself (a text file). The same order of cases as load_train_data.
-void add_data(std::vector<FileArg>& inputs, const std::string& spec, bool default_is_mnist) {
-  if (spec == "text" || spec == "shapes" || spec == "spirals") return;
-  std::string dir;
-  std::error_code ec;
-  if (spec == "fashion-mnist" || (spec.empty() && default_is_mnist)) {
-    dir = nn::data::fashion_mnist_dir();
-  } else if (!spec.empty() && fs::is_directory(spec, ec)) {
-    dir = spec;
-  } else {
-    add(inputs, "--data", spec);
-    return;
-  }
-  for (const bool train : {true, false}) {
-    for (const char* kind : {"images", "labels"}) {
-      add(inputs, "--data's " + std::string(train ? "train " : "test ") + kind,
-          nn::data::find_mnist_file(dir, train, kind));
-    }
-  }
-}
-
-// A model whose default data set is Fashion-MNIST (the image models; train_data.cpp).
-bool mnist_by_default(const std::string& model) {
-  return !model.empty() && !nn::is_language_model(model) && model != "mlp-spiral";
-}
-
 }  // namespace
 
 std::string report_beside_trace(const std::string& trace_path) {
@@ -99,100 +65,41 @@ std::string report_beside_trace(const std::string& trace_path) {
   return (fs::path(trace_path).parent_path() / "report.html").string();
 }
 
+void CommandFiles::input(const std::string& flag, const std::string& path) {
+  if (!path.empty()) inputs.push_back({flag, path});
+}
+
+void CommandFiles::output(const std::string& flag, const std::string& path) {
+  if (!path.empty()) outputs.push_back({flag, path});
+}
+
+void CommandFiles::data_set(const std::string& spec, bool default_is_mnist) {
+  // The same order of cases as load_train_data (train_data.cpp).
+  if (spec == "text" || spec == "shapes" || spec == "spirals") return;
+  std::string dir;
+  std::error_code ec;
+  if (spec == "fashion-mnist" || (spec.empty() && default_is_mnist)) {
+    dir = nn::data::fashion_mnist_dir();
+  } else if (!spec.empty() && fs::is_directory(spec, ec)) {
+    dir = spec;
+  } else {
+    input("--data", spec);
+    return;
+  }
+  for (const bool train : {true, false}) {
+    for (const char* kind : {"images", "labels"}) {
+      input("--data's " + std::string(train ? "train " : "test ") + kind,
+            nn::data::find_mnist_file(dir, train, kind));
+    }
+  }
+}
+
 CommandFiles files_of(const CommandLine& cl) {
   CommandFiles f;
-  auto in = [&](const char* flag, const std::string& path) { add(f.inputs, flag, path); };
-  auto out = [&](const char* flag, const std::string& path) { add(f.outputs, flag, path); };
-  switch (cl.command) {
-    case Command::demo:
-      out("--trace", cl.demo.trace_path);
-      out("--json", cl.demo.json_path);
-      out("--report", cl.demo.report_path);
-      break;
-    case Command::train: {
-      const TrainOptions& o = cl.train;
-      in("--load", o.load_path);
-      add_data(f.inputs, o.data, mnist_by_default(o.model));
-      out("--save", o.save_path);
-      out("--json", o.json_path);
-      out("--trace", o.trace_path);
-      if (!o.report_path.empty()) {
-        out("--report", o.report_path);
-      } else if (!o.trace_path.empty()) {
-        out("--trace's report.html", report_beside_trace(o.trace_path));  // "" for a stream
-      }
-      break;
-    }
-    case Command::machine:
-      out("--json", cl.machine.json_path);
-      break;
-    case Command::lab:
-      out("--json", cl.lab.json_path);
-      break;
-    case Command::bench:
-      in("--load", cl.bench.load_path);
-      // Synthetic inputs unless --data names a set: no default set is read.
-      if (!cl.bench.data.empty()) add_data(f.inputs, cl.bench.data, false);
-      out("--json", cl.bench.json_path);
-      break;
-    case Command::bench_collectives:
-      out("--json", cl.collectives.json_path);
-      break;
-    case Command::compare: {
-      const CompareOptions& o = cl.compare;
-      if (o.inputs.size() == 2) {  // BASE.json CAND.json
-        in("BASE", o.inputs[0]);
-        in("CAND", o.inputs[1]);
-      } else {  // MODEL, measured here: the shared and each side's weights, the data set
-        in("--load", o.bench.load_path);
-        in("--a's --load", compare_side_load(o.a_flags, "--a"));
-        in("--b's --load", compare_side_load(o.b_flags, "--b"));
-        if (!o.bench.data.empty()) add_data(f.inputs, o.bench.data, false);
-      }
-      out("--json", o.json_path);
-      break;
-    }
-    case Command::models:
-      out("--json", cl.models.json_path);
-      break;
-    case Command::sweep:
-      out("--json", cl.sweep.json_path);
-      break;
-    case Command::report:
-      for (const std::string& p : cl.report.inputs) in("IN.json", p);
-      out("--output", cl.report.output_path);
-      break;
-    case Command::gate:
-      in("BASE", cl.gate.base);
-      in("CAND", cl.gate.cand);
-      out("--json", cl.gate.json_path);
-      break;
-    case Command::course:
-      // The learner's progress record, which --json must not replace; none outside a build.
-      try {
-        in("the progress file", course::progress_path(course::find_build()));
-      } catch (const Error&) {
-      }
-      out("--json", cl.course.json_path);
-      break;
-    case Command::quantize:
-      in("model_file", cl.quantize.model_path);
-      add_data(f.inputs, cl.quantize.data, true);
-      out("--output", cl.quantize.output_path);
-      break;
-    case Command::generate:
-      in("model_file", cl.generate.model_path);
-      break;
-    case Command::version:
-    case Command::ops:
-    case Command::summary:
-    case Command::check:
-    case Command::none:
-      break;
-  }
+  if (cl.action.files) cl.action.files(f);
   // Read by every command that shows a roof or splits kernels (profiler/machine.h): no output may
   // replace it (`--json` naming it would leave the next run measuring again, for seconds).
-  if (!f.outputs.empty()) in("the machine cache", profiler::default_machine_cache_path());
+  if (!f.outputs.empty()) f.input("the machine cache", profiler::default_machine_cache_path());
   return f;
 }
 

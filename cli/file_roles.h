@@ -12,9 +12,10 @@
 // FIFO; two outputs may both go to /dev/null. An input that does not exist is skipped: it cannot
 // be destroyed, and its command reports it missing.
 //
-// files_of is the one table of every command's files; a command with a file flag must be in it
-// (tests/cli/same_file_test.cpp runs every entry, with each output named as each input and as
-// each other output, several ways).
+// Each command lists its own files (Action::files in its cmd_<name>.cpp, see command.h);
+// files_of adds what every command that writes reads too. tests/cli/same_file_test.cpp runs every
+// command with a file flag, with each output named as each input and as each other output,
+// several ways: a new command with file flags joins its table.
 #pragma once
 
 #include <string>
@@ -33,13 +34,19 @@ struct FileArg {
 
 struct CommandFiles {
   std::vector<FileArg> inputs;   // read: checkpoints, result files, a corpus, data-set files
-  std::vector<FileArg> outputs;  // written; unset (empty) ones are not listed
+  std::vector<FileArg> outputs;  // written
+
+  // Lists `path` under `flag`; an unset (empty) one is not listed.
+  void input(const std::string& flag, const std::string& path);
+  void output(const std::string& flag, const std::string& path);
+  // The files `--data SPEC` reads: nothing for a generated set (shapes, spirals, the built-in
+  // text), the four files of an MNIST-format directory (Fashion-MNIST's, when it is the set or,
+  // with `default_is_mnist`, SPEC is "" and the command's default), or else the text file SPEC.
+  void data_set(const std::string& spec, bool default_is_mnist);
 };
 
-// The files the parsed command `cl` would read and write. `--data` contributes what its data set
-// reads: nothing for a generated one (shapes, spirals, the built-in text), the four files of an
-// MNIST-format directory (Fashion-MNIST's, when it is the set or the default), or the text file.
-// compare MODEL's inputs are the shared and each side's --load; `course` reads the progress file.
+// The files the parsed command `cl` would read and write: its own (Action::files), and the
+// machine cache when it writes any.
 CommandFiles files_of(const CommandLine& cl);
 
 // Throws UsageError naming both flags when an output is one of the inputs or another output

@@ -31,6 +31,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/cmd_train.h"
 #include "cli/commands.h"
 #include "nn/dist/comm.h"
 #include "nn/dist/ddp.h"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cmd_train.h"
 #include "cli/commands.h"
 #include "cli/train_data.h"
 #include "nn/data/dataset.h"
@@ -40,8 +41,8 @@ struct TrainRun {
 
 // What the step loop leaves for the report.
 struct StepLog {
-  std::vector<double> step_ms;  // every step's time
-  std::vector<double> losses;   // every step's loss
+  std::vector<double> step_ms;       // every step's time
+  std::vector<double> losses;        // every step's loss
   std::vector<double> comm_wait_ms;  // --ddp: each step's wait for the allreduces
   double last_loss = 0;
   int64_t window_begin = 0;  // the profiled steps are [window_begin, window_end), 0-based

@@ -1,4 +1,4 @@
-// Numbers every command refuses alike (cli/parse.cpp: one validator per kind of number): a seed
+// Numbers every command refuses alike (cli/options.h: one validator per kind of number): a seed
 // is a whole number from 0 to 2^62 for every command that takes one, and a threshold, a
 // temperature or a percentile is a finite number in its range: NaN, infinities and values past
 // the range are usage errors (exit 2) with a message that fits on a line, before any work.

@@ -2,8 +2,10 @@
 // The input is split at NUL and newline bytes into arguments (at most 64) after argv[0] =
 // "prism" (a separator at the end adds no empty argument). parse_command_line must choose a
 // command, or report the outcome parsing decides (--help, a usage error: exit_code >= 0 with a
-// message), or throw prism::cli::UsageError; the validators CLI11 runs (->check) are part of
-// what is fuzzed. Anything else (another exception, a sanitizer report, a leak) is a finding.
+// message), or throw prism::cli::UsageError; the validators CLI11 runs (->check) and the
+// commands' own rules across flags (Action::check) are part of what is fuzzed. Anything else
+// (another exception, a sanitizer report, a leak) is a finding. The commands register from the
+// prism_cli library this target links; none is run.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -36,12 +38,12 @@ inline bool cli_input(const uint8_t* data, size_t size) {
   try {
     const cli::CommandLine cl = cli::parse_command_line(static_cast<int>(args.size()), argv.data());
     if (cl.exit_code >= 0) {
-      if (cl.command != cli::Command::none) finding(kTarget, "an exit code and a command");
+      if (cl.action.run) finding(kTarget, "an exit code and a command");
       if (cl.exit_code != 0 && cl.exit_code != 2) finding(kTarget, "an exit code other than 0, 2");
       if (cl.out.empty() && cl.err.empty()) finding(kTarget, "an exit code without a message");
       return false;
     }
-    if (cl.command == cli::Command::none) finding(kTarget, "neither an exit code nor a command");
+    if (!cl.action.run) finding(kTarget, "neither an exit code nor a command");
     return true;
   } catch (const cli::UsageError&) {
     // Expected: a leftover argument no command claimed.

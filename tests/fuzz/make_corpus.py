@@ -337,16 +337,25 @@ def write_dict(name, tokens, comment):
             f.write('"%s"\n' % t.replace("\\", "\\\\").replace('"', '\\"'))
 
 
-with open(os.path.join(HERE, "..", "..", "cli", "parse.cpp")) as f:
-    parse_cpp = f.read()
-flags = sorted(set(re.findall(r'"(--[a-z][a-z0-9-]*)"', parse_cpp)))
-commands = sorted(set(re.findall(r'add_subcommand\(\s*"([a-z]+)"', parse_cpp)))
+# The flags are declared where the commands register (cli/cmd_*.cpp, cli/command.h), the shared
+# ones in cli/options.cpp and cli/bench_options.cpp, --version in cli/parse.cpp.
+CLI_DIR = os.path.join(HERE, "..", "..", "cli")
+cli_sources = ""
+for name in sorted(os.listdir(CLI_DIR)):
+    if name.endswith(".cpp"):
+        with open(os.path.join(CLI_DIR, name)) as f:
+            cli_sources += f.read()
+# Only what is declared as a flag: cmd_check.cpp also spells the flags of the programs it runs.
+flags = sorted(set(re.findall(
+    r'add_(?:option|flag|option_function<[^>]*>)\(\s*"(?:-[a-z],)?(--[a-z][a-z0-9-]*)"',
+    cli_sources)))
+commands = sorted(set(re.findall(r'\.name = "([a-z]+)"', cli_sources)))
 values = ["cpu", "cuda", "sgd", "adam", "adamw", "cosine", "none", "infer", "train", "mlp", "cnn",
           "transformer", "resnet18", "gpt2-small", "fashion-mnist", "shapes", "spirals", "text",
           "matmul=naive", "1x3x224x224", "128x784x256:nt", "15%", "1e-3", "nan", "inf", "-1",
           "9223372036854775807", "18446744073709551616", "0x10", "--help", "-h"]
 write_dict("cli.dict", commands + flags + values,
-           "The prism command line: commands, every flag of cli/parse.cpp, typical values.")
+           "The prism command line: commands, every flag of cli/, typical values.")
 write_dict("safetensors.dict",
            ['"dtype"', '"shape"', '"data_offsets"', '"__metadata__"', '"F32"', '"F64"', '"I64"',
             '"F16"', "[]", "[0,0]", "{}", "18446744073709551615", "9223372036854775808", "-0",

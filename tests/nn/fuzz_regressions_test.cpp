@@ -1,7 +1,7 @@
 // The fuzz targets' inputs in the normal suite (tests/fuzz/fuzz_regressions.h): the safetensors,
 // IDX, text and checkpoint targets, whose code this suite links. The command-line target
-// (fuzz_cli) links the CLI's parse library, so its files are not run here; the results target
-// runs in tests/analysis.
+// (fuzz_cli) links the CLI library (prism_cli), which this suite does not, so its files are not
+// run here; the results target runs in tests/analysis.
 #define PRISM_FUZZ_NO_MAIN
 #include "tests/fuzz/fuzz_regressions.h"
 #include "tests/fuzz/fuzz_checkpoint.cpp"
