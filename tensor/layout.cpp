@@ -90,6 +90,18 @@ int merge_dims_copy(const Dims& shape, const Dims& ss, const Dims& ds, int64_t* 
   return merge_dims2(shape, ss, ds, shape_out, ss_out, ds_out);
 }
 
+bool batch_stride(const Tensor& t, int64_t& stride) {
+  const Dims shape(t.shape().data(), t.dim() - 2), strides(t.strides().data(), t.dim() - 2);
+  const kernels::Layout L = make_layout(shape, strides);
+  if (L.ndim != 1) return false;
+  stride = L.shape[0] == 1 ? 0 : L.stride[0];
+  return true;
+}
+
+bool is_transposed(const Tensor& t) {
+  return t.dim() == 2 && t.strides()[0] == 1 && t.strides()[1] != 1 && t.shape()[0] > 1;
+}
+
 RowsView rows_view(const Tensor& x) {
   RowsView r;
   r.v = x.detach();

@@ -32,6 +32,14 @@ int merge_dims_copy(const Dims& shape, const Dims& ss, const Dims& ds, int64_t* 
 bool as_2d(const Tensor& x, int split, int64_t& rows, int64_t& row_stride, int64_t& cols,
            int64_t& col_stride);
 
+// The batch dims of a [batch..., r, c] matmul operand (all but the last two) as one stride:
+// false when they do not merge into one (the caller copies), stride 0 for a single batch.
+bool batch_stride(const Tensor& t, int64_t& stride);
+
+// A 2-D view whose rows are adjacent in memory (a transposed contiguous matrix, such as a
+// Linear's weight.t()): its gradient is best made as the transpose of a contiguous product.
+bool is_transposed(const Tensor& t);
+
 // A tensor as [rows, cols], cols its last dim, with the two strides: what the row-wise kernels
 // read (normalisations, softmax, SwiGLU). v is the tensor detached, or a contiguous copy of it
 // when its leading dims do not merge into one stride (a permuted view).

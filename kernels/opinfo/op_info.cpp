@@ -80,6 +80,16 @@ std::pair<std::string, std::string> split_suffix(const std::string& text) {
   return {text.substr(0, colon), text.substr(colon + 1)};
 }
 
+OpInfo row_op_info(const char* name, const char* summary) {
+  OpInfo op;
+  op.op = name;
+  op.size_syntax = kRowSyntaxT;
+  op.summary = summary;
+  op.default_sizes = {"128x10", "4096x1024", "1024x4096:t"};
+  op.validation_sizes = {"1x1", "1x7", "7x1", "13x4099", "31x17:t", "5x1:t", "3x65536"};
+  return op;
+}
+
 RowShape parse_row_shape(const std::string& op, const std::string& syntax, const std::string& size,
                          bool transposable) {
   auto [dims_text, form] = split_suffix(size);

@@ -126,6 +126,11 @@ void run_backward(const Tensor& root, const Tensor& grad_in, bool retain_graph) 
   } else if (grad.dtype() != root.dtype()) {
     throw Error(std::string("backward: gradient dtype ") + dtype_name(grad.dtype()) +
                 " does not match output dtype " + dtype_name(root.dtype()));
+  } else if (grad.device() != root.device()) {
+    // Checked here, once: the backward ops trust their inputs to share a device, and a cpu
+    // kernel handed a meta tensor's absent data would crash.
+    throw Error(std::string("backward: gradient on ") + device_name(grad.device()) +
+                " for an output on " + device_name(root.device()));
   }
 
   DepthGuard depth;

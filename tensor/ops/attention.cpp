@@ -98,12 +98,6 @@ Tensor as_4d(const Tensor& t) {
   return t.dim() == 4 ? t.detach() : t.detach().unsqueeze(0);
 }
 
-// The variant whose memory a call has: the one that runs, or on the meta device the one the CPU
-// would run.
-const kernels::KernelEntry& planned(detail::OpHandle& op, const kernels::KernelEntry& k, DType dt) {
-  return k.meta ? kernels::registry().at(op.name(), Device::cpu).select(dt) : k;
-}
-
 // The variant's scratch (kernels/args.h), a temporary buffer attributed to the open record.
 // On the GPU a tiled variant keeps its tiles in shared memory and registers: it needs no
 // scratch in forward and one value per query row (D_i = dout_i . out_i) in backward.
@@ -181,7 +175,8 @@ QkvGrads attention_backward(const Sizes& s, const Tensor& q, const Tensor& k, co
   }
   g.dk = detail::empty_like_shape(k.shape(), k.dtype(), k.device());
   g.dv = detail::empty_like_shape(v.shape(), v.dtype(), v.device());
-  Tensor ws = workspace(planned(op_attention_bw, kern, q.dtype()), s, q.dtype(), q.device(), true);
+  Tensor ws =
+      workspace(op_attention_bw.planned(q.device(), q.dtype()), s, q.dtype(), q.device(), true);
   if (q.device() == Device::meta) return g;
   if (q.dtype() == DType::f32)
     run_backward<float>(kern, s, q, k, v, out, dout, lse, g, ws);
@@ -206,7 +201,7 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
     lse3 = detail::empty_like_shape(Dims{s.batch, s.heads, s.lq}, q.dtype(), q.device());
     if (s.lq > 0) {
       Tensor ws =
-          workspace(planned(op_attention, kern, q.dtype()), s, q.dtype(), q.device(), false);
+          workspace(op_attention.planned(q.device(), q.dtype()), s, q.dtype(), q.device(), false);
       if (q.device() != Device::meta) {
         if (q.dtype() == DType::f32)
           run_forward<float>(kern, s, q4, k4, v4, out4, lse3, ws);

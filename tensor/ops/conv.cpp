@@ -140,18 +140,18 @@ int64_t workspace_elements(const Geometry& g, Device dev, bool weight_grad) {
                                         std::max<int64_t>(workers, 1));
 }
 
-// Allocates the output, the scratch a non-naive variant may use (tagged temporary), and runs
-// the kernel. Call inside the op's record.
-Tensor conv_call(const kernels::KernelEntry& k, const Geometry& g, const Dims& out_shape, DType dt,
-                 Device dev, const Tensor& x, const Tensor& weight, const Tensor& bias,
-                 const Tensor& dy) {
+// Allocates the output, the scratch a non-naive variant may use (tagged temporary; on the meta
+// device, the scratch of the variant the CPU would run), and runs the kernel k of `op`. Call
+// inside the op's record.
+Tensor conv_call(detail::OpHandle& op, const kernels::KernelEntry& k, const Geometry& g,
+                 const Dims& out_shape, DType dt, Device dev, const Tensor& x, const Tensor& weight,
+                 const Tensor& bias, const Tensor& dy) {
   Tensor out = detail::empty_like_shape(out_shape, dt, dev);
   if (out.numel() == 0) return out;
   Tensor workspace;
   const bool weight_grad = !weight.defined();  // conv2d_backward_weight reads x and dy only
   const int64_t scratch = workspace_elements(g, dev, weight_grad);
-  if (k.tag != kernels::VariantTag::naive && !k.meta &&
-      scratch > 0) {  // a meta "kernel" needs none
+  if (op.planned(dev, dt).tag != kernels::VariantTag::naive && scratch > 0) {
     AllocRole role(MemRole::temporary);
     workspace = detail::empty_like_shape(Dims{scratch}, dt, dev);
   }
@@ -172,7 +172,8 @@ Tensor conv2d_backward_input(const Tensor& dy0, const Tensor& weight, const Dims
                               return costs::conv2d_backward_input(x_shape, weight.shape(), g.stride,
                                                                   g.padding, dy.element_size());
                             });
-  return conv_call(k, g, x_shape, dy.dtype(), dy.device(), Tensor(), weight, Tensor(), dy);
+  return conv_call(op_conv2d_bw_input, k, g, x_shape, dy.dtype(), dy.device(), Tensor(), weight,
+                   Tensor(), dy);
 }
 
 // dw [O, C, kh, kw] from dy and the forward's input (contiguous).
@@ -185,7 +186,8 @@ Tensor conv2d_backward_weight(const Tensor& dy0, const Tensor& x, const Dims& w_
                               return costs::conv2d_backward_weight(x.shape(), w_shape, g.stride,
                                                                    g.padding, dy.element_size());
                             });
-  return conv_call(k, g, w_shape, dy.dtype(), dy.device(), x, Tensor(), Tensor(), dy);
+  return conv_call(op_conv2d_bw_weight, k, g, w_shape, dy.dtype(), dy.device(), x, Tensor(),
+                   Tensor(), dy);
 }
 
 }  // namespace
@@ -209,7 +211,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
                                 return costs::conv2d(x.shape(), weight.shape(), bias.defined(),
                                                      stride, padding, x.element_size());
                               });
-    out = conv_call(k, g, Dims{g.n, g.o, g.ho, g.wo}, x.dtype(), x.device(), xc, wc, bc, Tensor());
+    out = conv_call(op_conv2d, k, g, Dims{g.n, g.o, g.ho, g.wo}, x.dtype(), x.device(), xc, wc, bc,
+                    Tensor());
   }
   // dx needs the weight and dw needs the input: keep each only if the other needs a gradient
   // (the first layer of a network never keeps its weight for a dx nobody asked for).

@@ -64,13 +64,14 @@ Tensor run_linear(const Operand& a, const Operand& b, int64_t m, int64_t n, int6
   });
   Tensor c = detail::empty_like_shape(Dims{m, n}, dt, dev);
   if (row_sums) *row_sums = detail::empty_like_shape(Dims{m}, dt, dev);
-  if (m == 0 || kern.meta) return c;
+  if (m == 0) return c;
   Tensor workspace;
   const int64_t scratch = kernels::linear_workspace(m, n, k, relu_a, relu_b);
-  if (kern.tag == kernels::VariantTag::naive && scratch > 0) {
+  if (op_linear.planned(dev, dt).tag == kernels::VariantTag::naive && scratch > 0) {
     AllocRole role(MemRole::temporary);
     workspace = detail::empty_like_shape(Dims{scratch}, dt, dev);
   }
+  if (kern.meta) return c;
   auto call = [&](auto zero) {
     using T = decltype(zero);
     kernels::LinearArgs<T> args{};

@@ -20,21 +20,6 @@ namespace {
 
 detail::OpHandle op_matmul(kernels::ops::matmul);
 
-// Strides of a [batch..., r, c] operand expanded to `batch` batch dims, flattened to one batch
-// stride. Returns false if the batch dims do not merge into one (then we copy).
-bool batch_stride(const Tensor& t, int64_t& bs) {
-  const int nb = t.dim() - 2;
-  Dims shape, strides;
-  for (int d = 0; d < nb; ++d) {
-    shape.push_back(t.shape()[d]);
-    strides.push_back(t.strides()[d]);
-  }
-  kernels::Layout L = detail::make_layout(shape, strides);
-  if (L.ndim != 1) return false;
-  bs = L.shape[0] == 1 ? 0 : L.stride[0];
-  return true;
-}
-
 template <class T>
 void run_matmul(const kernels::KernelEntry& k, const Tensor& a, const Tensor& b, const Tensor& c,
                 int64_t batch, int64_t abs, int64_t bbs) {
@@ -78,8 +63,8 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
       kernels::ops::matmul.name, kern.name.c_str(), a.device(), {&a0, &b0},
       [&] { return costs::matmul(a0.shape(), b0.shape(), a0.element_size()); });
   int64_t abs = 0, bbs = 0;
-  if (!batch_stride(a, abs)) a = a.contiguous(), batch_stride(a, abs);
-  if (!batch_stride(b, bbs)) b = b.contiguous(), batch_stride(b, bbs);
+  if (!detail::batch_stride(a, abs)) a = a.contiguous(), detail::batch_stride(a, abs);
+  if (!detail::batch_stride(b, bbs)) b = b.contiguous(), detail::batch_stride(b, bbs);
   Tensor c = detail::empty_like_shape(out_shape, a.dtype(), a.device());
   const int64_t batch = batch_shape.numel();
   if (c.numel() > 0 && c.device() != Device::meta) {
@@ -110,11 +95,6 @@ Tensor matmul_nd(const Tensor& a0, const Tensor& b0) {
 bool rows_merge(const Tensor& t) {
   Dims shape(t.shape().data(), t.dim() - 1), strides(t.strides().data(), t.dim() - 1);
   return detail::make_layout(shape, strides).ndim <= 1;
-}
-
-// A 2-D view whose rows are adjacent in memory (a transposed contiguous matrix).
-bool is_transposed(const Tensor& t) {
-  return t.dim() == 2 && t.strides()[0] == 1 && t.strides()[1] != 1 && t.shape()[0] > 1;
 }
 
 }  // namespace
@@ -169,12 +149,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
                      // handed back transposed, so the transpose's own backward turns it into a
                      // plain contiguous gradient again and the leaf keeps it without a copy.
                      gr.set(0, "matmul.dA", [&] {
-                       if (is_transposed(A) && A.dim() == 2 && g.dim() == 2)
+                       if (detail::is_transposed(A) && A.dim() == 2 && g.dim() == 2)
                          return matmul(B, g.t()).t().reshape(sa.shape());
                        return sum_to(matmul(g, B.transpose(-1, -2)), A.shape()).reshape(sa.shape());
                      });
                      gr.set(1, "matmul.dB", [&] {
-                       if (is_transposed(B) && B.dim() == 2 && g.dim() == 2)
+                       if (detail::is_transposed(B) && B.dim() == 2 && g.dim() == 2)
                          return matmul(g.t(), A).t().reshape(sb.shape());
                        return sum_to(matmul(A.transpose(-1, -2), g), B.shape()).reshape(sb.shape());
                      });

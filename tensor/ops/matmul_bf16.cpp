@@ -21,19 +21,6 @@ namespace {
 
 detail::OpHandle op_matmul_bf16(kernels::ops::matmul_bf16);
 
-// The batch dims of t (all but the last two) as one stride; false if they do not merge.
-bool batch_stride(const Tensor& t, int64_t& bs) {
-  Dims shape, strides;
-  for (int d = 0; d < t.dim() - 2; ++d) {
-    shape.push_back(t.shape()[d]);
-    strides.push_back(t.strides()[d]);
-  }
-  kernels::Layout L = detail::make_layout(shape, strides);
-  if (L.ndim != 1) return false;
-  bs = L.shape[0] == 1 ? 0 : L.stride[0];
-  return true;
-}
-
 std::string shapes(const Tensor& a, const Tensor& b) {
   return a.shape().str() + " " + dtype_name(a.dtype()) + " @ " + b.shape().str() + " " +
          dtype_name(b.dtype());
@@ -55,8 +42,8 @@ Tensor gemm_bf16(const Tensor& a0, const Tensor& b0) {
   detail::OpRecordScope rec(kernels::ops::matmul_bf16.name, kern.name.c_str(), a.device(),
                             {&a0, &b0}, [&] { return costs::matmul_bf16(ea, eb); });
   int64_t abs = 0, bbs = 0;
-  if (!batch_stride(a, abs)) a = a.contiguous(), batch_stride(a, abs);
-  if (!batch_stride(b, bbs)) b = b.contiguous(), batch_stride(b, bbs);
+  if (!detail::batch_stride(a, abs)) a = a.contiguous(), detail::batch_stride(a, abs);
+  if (!detail::batch_stride(b, bbs)) b = b.contiguous(), detail::batch_stride(b, bbs);
   Tensor c = detail::empty_like_shape(out_shape, DType::f32, a.device());
   if (c.numel() == 0 || c.device() == Device::meta) return c;
   if (k == 0) {  // an empty sum is zero; kernels need not special-case it
@@ -85,19 +72,15 @@ void check_gemm_shapes(const char* op, const Tensor& a, const Tensor& b) {
   }
 }
 
-bool is_transposed(const Tensor& t) {
-  return t.dim() == 2 && t.strides()[0] == 1 && t.strides()[1] != 1 && t.shape()[0] > 1;
-}
-
 // dA = g @ B^T and dB = A^T @ g for C = A @ B, as bf16 GEMMs with float32 results (g is bf16),
 // each summed back over broadcast batch dims. A transposed 2-D operand (a Linear's weight.t())
 // gets its gradient as the transpose of a contiguous product, as matmul's backward does.
 Tensor grad_a(const Tensor& g, const Tensor& A, const Tensor& B) {
-  if (is_transposed(A) && g.dim() == 2) return gemm_bf16(B, g.t()).t();
+  if (detail::is_transposed(A) && g.dim() == 2) return gemm_bf16(B, g.t()).t();
   return sum_to(gemm_bf16(g, B.transpose(-1, -2)), A.shape());
 }
 Tensor grad_b(const Tensor& g, const Tensor& A, const Tensor& B) {
-  if (is_transposed(B) && g.dim() == 2) return gemm_bf16(g.t(), A).t();
+  if (detail::is_transposed(B) && g.dim() == 2) return gemm_bf16(g.t(), A).t();
   return sum_to(gemm_bf16(A.transpose(-1, -2), g), B.shape());
 }
 

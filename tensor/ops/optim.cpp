@@ -73,9 +73,10 @@ void check_param(const char* op, const Tensor& param) {
 }
 
 // Scratch for a naive-tagged (unfused, per_tensor) variant: `elements` of temporary memory,
-// allocated inside the op's record so it is attributed to it. Fused variants get none.
-Tensor workspace_for(const kernels::KernelEntry& k, int64_t elements, const Tensor& param) {
-  if (k.tag != kernels::VariantTag::naive || k.meta || elements == 0) return Tensor();
+// allocated inside the op's record so it is attributed to it. Fused variants get none. `plan`:
+// the variant whose memory the call has (OpHandle::planned).
+Tensor workspace_for(const kernels::KernelEntry& plan, int64_t elements, const Tensor& param) {
+  if (plan.tag != kernels::VariantTag::naive || elements == 0) return Tensor();
   AllocRole role(MemRole::temporary);
   return detail::empty_like_shape(Dims{elements}, param.dtype(), param.device());
 }
@@ -151,7 +152,8 @@ void sgd_update_(const Tensor& param, const Tensor& grad, const Tensor& velocity
                              h.nesterov);
   });
   const Tensor ws = workspace_for(
-      k, kernels::sgd_per_tensor_workspace(param.numel(), h.weight_decay != 0, h.nesterov), param);
+      op_sgd.planned(param.device(), param.dtype()),
+      kernels::sgd_per_tensor_workspace(param.numel(), h.weight_decay != 0, h.nesterov), param);
   if (param.dtype() == DType::f32)
     run_sgd<float>(k, param, grad, vel, h, ws);
   else
@@ -186,7 +188,8 @@ void adam_update_(const Tensor& param, const Tensor& grad, const Tensor& m, cons
                               h.decoupled);
   });
   const Tensor ws = workspace_for(
-      k, kernels::adam_per_tensor_workspace(param.numel(), h.weight_decay != 0 && !h.decoupled),
+      op_adam.planned(param.device(), param.dtype()),
+      kernels::adam_per_tensor_workspace(param.numel(), h.weight_decay != 0 && !h.decoupled),
       param);
   if (param.dtype() == DType::f32)
     run_adam<float>(k, param, grad, m, v, h, ws);

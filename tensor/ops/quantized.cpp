@@ -85,8 +85,11 @@ Tensor matmul_int8(const Tensor& a, float a_scale, const Tensor& w, const Tensor
   if (!(a_scale > 0) || !std::isfinite(a_scale)) {
     throw Error("matmul_int8: a_scale must be finite and > 0, got " + std::to_string(a_scale));
   }
-  for (const Tensor* t : {&a, &w, &w_scale}) detail::check_cpu(op, *t);
-  if (bias.defined()) detail::check_cpu(op, bias);
+  for (const Tensor* t : {&a, &w, &w_scale, &bias}) {
+    if (!t->defined()) continue;
+    detail::check_cpu(op, *t);
+    detail::check_same_device(op, a, *t);
+  }
   const Tensor ws = w_scale.detach().contiguous();
   const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
   const int64_t m = a.size(0), n = w.size(0), kk = a.size(1);

@@ -9,6 +9,7 @@
 //   const DriverFile kDrivers([](DriverTable& d) { d["rope"] = {...}; });
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -18,6 +19,7 @@
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 #include "tensor/random.h"
+#include "tensor/storage.h"
 #include "tests/tensor/reference.h"
 
 namespace prism::kernels {
@@ -29,19 +31,76 @@ struct Driver {
   std::function<Tensor(const std::vector<Tensor>&)> run;
 };
 
-inline Tensor input(const ref::Shape& s, bool strided, DType dt, ref::Rng& rng, double lo = -1,
-                    double hi = 1) {
-  return ref::make_input(s, strided ? ref::Layout::transposed : ref::Layout::contiguous, dt, rng,
-                         lo, hi)
-      .t;
+// A meta tensor with x's shape, dtype and layout: contiguous, any permutation of a contiguous
+// tensor (a transpose), or a 1-D view of every other element (the layouts ref::make_input makes).
+inline Tensor meta_like(const Tensor& x) {
+  DefaultDevice meta(Device::meta);
+  if (x.dim() == 1 && x.strides()[0] == 2) {
+    const int64_t n = x.shape()[0];
+    return empty({2 * n + 1}, x.dtype()).slice(0, 1, 2 * n + 1, 2);
+  }
+  // The dims by decreasing stride: the order in which x's storage holds them.
+  std::vector<int64_t> order(static_cast<size_t>(x.dim()));
+  for (int d = 0; d < x.dim(); ++d) order[static_cast<size_t>(d)] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return x.strides()[static_cast<int>(a)] > x.strides()[static_cast<int>(b)];
+  });
+  const Tensor stored = x.permute(Dims(order));
+  if (!stored.is_contiguous()) {
+    throw Error("meta_like: a layout the drivers do not make: " + x.shape().str());
+  }
+  Dims inverse(order);
+  for (int d = 0; d < x.dim(); ++d) inverse[static_cast<int>(order[static_cast<size_t>(d)])] = d;
+  return empty(stored.shape(), x.dtype()).permute(inverse);
 }
 
-// A float input for a backward driver: the op is run on a fresh leaf made from it.
+// A driver's input: values from rng in [lo, hi), contiguous or (`strided`) transposed. Under
+// DefaultDevice(Device::meta), a meta tensor of the same shape, dtype and layout (the values are
+// drawn all the same, so that the rest of the driver sees the same rng).
+inline Tensor input(const ref::Shape& s, bool strided, DType dt, ref::Rng& rng, double lo = -1,
+                    double hi = 1) {
+  const Device device = default_device();
+  DefaultDevice cpu(Device::cpu);
+  const Tensor t = ref::make_input(s, strided ? ref::Layout::transposed : ref::Layout::contiguous,
+                                   dt, rng, lo, hi)
+                       .t;
+  return device == Device::meta ? meta_like(t) : t;
+}
+
+// int64 indices in [0, high) of shape s, from rng; meta ones under DefaultDevice(Device::meta).
+inline Tensor index_input(const ref::Shape& s, ref::Rng& rng, int64_t high) {
+  const Device device = default_device();
+  DefaultDevice cpu(Device::cpu);
+  const Tensor t = ref::to_tensor(ref::indices(s, rng, high), DType::i64);
+  return device == Device::meta ? meta_like(t) : t;
+}
+
+// A fixed random gradient for an output y, the same values for the same seed; on the meta device,
+// which holds no values, a tensor of y's shape there (tests/ops/tensor_level_test.cpp runs every
+// driver on meta tensors too).
+inline Tensor grad_for(const Tensor& y, uint64_t seed) {
+  if (y.device() == Device::meta) return ones_like(y);
+  ref::Rng rng(seed);
+  return ref::to_tensor(ref::random(y.shape().vec(), rng), y.dtype());
+}
+
+// A float input for a backward driver: the op is run on a fresh leaf made from it, and backward
+// from the output gradient g.
 inline Tensor grad_of_input(const Tensor& x, const std::function<Tensor(const Tensor&)>& f,
                             const Tensor& g) {
   Tensor leaf = x.detach();
   leaf.set_requires_grad();
   f(leaf).backward(g);
+  return leaf.grad();
+}
+
+// The same, backward from grad_for(output, seed).
+inline Tensor grad_of_input(const Tensor& x, const std::function<Tensor(const Tensor&)>& f,
+                            uint64_t seed) {
+  Tensor leaf = x.detach();
+  leaf.set_requires_grad();
+  Tensor y = f(leaf);
+  y.backward(grad_for(y, seed));
   return leaf.grad();
 }
 

@@ -184,6 +184,22 @@ TEST_CASE("autograd: backward argument errors") {
   msg = error_of([&] { y.backward(prism::ones({2, 3}, DType::f64)); });
   CHECK(contains(msg, "float64"));
   CHECK(contains(msg, "float32"));
+  {
+    // A gradient on another device: a meta one for a cpu output (the cpu kernels would read
+    // its absent data), and the other way round.
+    Tensor meta_grad;
+    {
+      prism::DefaultDevice meta(prism::Device::meta);
+      meta_grad = prism::ones({2, 3});
+    }
+    msg = error_of([&] { y.backward(meta_grad); });
+    CHECK(contains(msg, "backward: gradient on meta for an output on cpu"));
+    const Tensor cpu_grad = iota({2, 3});
+    prism::DefaultDevice meta(prism::Device::meta);
+    Tensor m = prism::ones({2, 3}).set_requires_grad();
+    msg = error_of([&] { (m * 2.0).backward(cpu_grad); });
+    CHECK(contains(msg, "backward: gradient on cpu for an output on meta"));
+  }
 
   Tensor c = prism::ones({2, 3});
   msg = error_of([&] { prism::sum(c).backward(); });

@@ -503,7 +503,17 @@ TEST_CASE("conv2d and pooling on the meta device: shapes and costs, no data") {
   OpRecord r = only(recs, "conv2d");
   CHECK(std::string(r.variant) == "meta");
   CHECK(r.cost.flops == 28800 + 300);
-  CHECK(r.allocs == 1);  // the output only: no im2col scratch for a kernel that does not run
+  // The output and the im2col scratch of the variant the cpu would run: a dry run allocates
+  // what a real run does (tests/ops/tensor_level_test.cpp checks it for every op).
+  CHECK(r.allocs == 2);
+  {
+    DefaultDevice cpu(Device::cpu);
+    profiler::Session real;
+    (void)conv2d(randn({2, 3, 6, 6}), randn({6, 3, 4, 4}), zeros({6}), 1, 1);
+    const OpRecord c = only(real.stop().recording.records, "conv2d");
+    CHECK(c.allocs == r.allocs);
+    CHECK(c.alloc_bytes == r.alloc_bytes);
+  }
   CHECK(only(recs, "conv2d_backward_weight", Phase::backward).cost.flops == 28800);
   CHECK(named(recs, "conv2d_backward_input", Phase::backward).empty());  // x needs no grad
   CHECK(w.grad().shape() == Dims{6, 3, 4, 4});

@@ -13,10 +13,6 @@
 namespace prism::opinfo {
 namespace {
 
-constexpr const char* kRowsSyntax = "RxC (rows x features)";
-constexpr const char* kStridedSyntax =
-    "RxC (rows x columns), optionally :t (input read through a transpose)";
-
 class CrossEntropyCase : public Case {
  public:
   CrossEntropyCase(int64_t rows, int64_t cols, uint64_t seed)
@@ -106,7 +102,7 @@ void add_cross_entropy_op_infos(std::vector<OpInfo>& ops) {
   {
     OpInfo op;
     op.op = kernels::ops::cross_entropy.name;
-    op.size_syntax = kRowsSyntax;
+    op.size_syntax = kRowSyntax;
     op.summary = "mean cross-entropy of logits against class indices (composed vs fused)";
     op.default_sizes = {"128x10", "4096x1000", "512x50257"};
     op.validation_sizes = {"1x1", "1x7", "7x1", "13x4099", "31x17", "3x65536"};
@@ -115,7 +111,7 @@ void add_cross_entropy_op_infos(std::vector<OpInfo>& ops) {
         "the fused pass sums exp(x - max) online, rescaling as the max grows, the composed "
         "one after a max pass: the same sum in another order, a few float32 ulps apart";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      auto d = parse_dims(kernels::ops::cross_entropy.name, kRowsSyntax, size, 2, 2);
+      auto d = parse_dims(kernels::ops::cross_entropy.name, kRowSyntax, size, 2, 2);
       return std::make_unique<CrossEntropyCase>(d[0], d[1], seed);
     };
     ops.push_back(std::move(op));
@@ -126,7 +122,7 @@ void add_cross_entropy_backward_op_infos(std::vector<OpInfo>& ops) {
   {
     OpInfo op;
     op.op = kernels::ops::cross_entropy_backward.name;
-    op.size_syntax = kStridedSyntax;
+    op.size_syntax = kRowSyntaxT;
     op.summary = "gradient of cross_entropy: g / R (softmax - one-hot) from the saved lse";
     op.default_sizes = {"128x10", "4096x1000", "512x50257"};
     // One row of a few columns is left out: when its target takes nearly all the
@@ -141,7 +137,7 @@ void add_cross_entropy_backward_op_infos(std::vector<OpInfo>& ops) {
         "are a few float32 ulps of g / R apart (fused vs naive: at most 2.7e-7)";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       return std::make_unique<CrossEntropyBackwardCase>(
-          parse_row_shape(kernels::ops::cross_entropy_backward.name, kStridedSyntax, size), seed);
+          parse_row_shape(kernels::ops::cross_entropy_backward.name, kRowSyntaxT, size), seed);
     };
     ops.push_back(std::move(op));
   }

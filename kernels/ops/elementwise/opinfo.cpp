@@ -6,9 +6,9 @@
 // permute), and for binary ops ":row" broadcasts b as a [1, C] row over the R rows.
 // Cost: the op's FLOPs per element (as its registry entry states) times the elements;
 // bytes = inputs read once + output written once.
-#include "kernels/ops/elementwise/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/elementwise/op.h"
 
 namespace prism::opinfo {
 namespace {

@@ -8,26 +8,22 @@ namespace {
 
 const DriverFile kDrivers([](DriverTable& d) {
   auto gather_make = [](DType dt, ref::Rng& rng, bool strided) {
-    return std::vector<Tensor>{input({37, 29}, strided, dt, rng),
-                               ref::to_tensor(ref::indices({37, 41}, rng, 29), DType::i64)};
+    return std::vector<Tensor>{input({37, 29}, strided, dt, rng), index_input({37, 41}, rng, 29)};
   };
   d["gather"] = {
       {gather_make, [](const std::vector<Tensor>& in) { return gather(in[0], 1, in[1]); }}};
   d["scatter_add"] = {{gather_make, [](const std::vector<Tensor>& in) {
                          return grad_of_input(
-                             in[0], [&](const Tensor& x) { return gather(x, 1, in[1]); },
-                             ones({37, 41}, in[0].dtype()));
+                             in[0], [&](const Tensor& x) { return gather(x, 1, in[1]); }, 79);
                        }}};
   auto select_make = [](DType dt, ref::Rng& rng, bool strided) {
-    return std::vector<Tensor>{input({7, 37, 29}, strided, dt, rng),
-                               ref::to_tensor(ref::indices({53}, rng, 37), DType::i64)};
+    return std::vector<Tensor>{input({7, 37, 29}, strided, dt, rng), index_input({53}, rng, 37)};
   };
   d["index_select"] = {
       {select_make, [](const std::vector<Tensor>& in) { return index_select(in[0], 1, in[1]); }}};
   d["index_add"] = {{select_make, [](const std::vector<Tensor>& in) {
                        return grad_of_input(
-                           in[0], [&](const Tensor& x) { return index_select(x, 1, in[1]); },
-                           ones({7, 53, 29}, in[0].dtype()));
+                           in[0], [&](const Tensor& x) { return index_select(x, 1, in[1]); }, 80);
                      }}};
 });
 

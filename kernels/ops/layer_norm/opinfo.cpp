@@ -13,10 +13,6 @@
 namespace prism::opinfo {
 namespace {
 
-constexpr const char* kRowsSyntax = "RxC (rows x features)";
-constexpr const char* kStridedSyntax =
-    "RxC (rows x columns), optionally :t (input read through a transpose)";
-
 class LayerNormCase : public Case {
  public:
   LayerNormCase(int64_t rows, int64_t cols, uint64_t seed)
@@ -99,7 +95,7 @@ void add_layer_norm_op_infos(std::vector<OpInfo>& ops) {
   {
     OpInfo op;
     op.op = kernels::ops::layer_norm.name;
-    op.size_syntax = kRowsSyntax;
+    op.size_syntax = kRowSyntax;
     op.summary = "layer normalization of each row (two pass vs one pass)";
     op.default_sizes = {"4096x768", "512x4096", "16384x128"};
     op.validation_sizes = {"1x1", "1x7", "13x4099", "31x17", "5x1", "3x65536"};
@@ -107,7 +103,7 @@ void add_layer_norm_op_infos(std::vector<OpInfo>& ops) {
         "the one-pass kernel accumulates the mean and variance together (Welford-style) where "
         "the two-pass one subtracts the mean first: sums of up to 65536 terms in other orders";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      auto d = parse_dims(kernels::ops::layer_norm.name, kRowsSyntax, size, 2, 2);
+      auto d = parse_dims(kernels::ops::layer_norm.name, kRowSyntax, size, 2, 2);
       return std::make_unique<LayerNormCase>(d[0], d[1], seed);
     };
     ops.push_back(std::move(op));
@@ -118,7 +114,7 @@ void add_layer_norm_backward_op_infos(std::vector<OpInfo>& ops) {
   {
     OpInfo op;
     op.op = kernels::ops::layer_norm_backward.name;
-    op.size_syntax = kStridedSyntax;
+    op.size_syntax = kRowSyntaxT;
     op.summary = "gradients of layer_norm: dx, dweight, dbias from the saved mean and rstd";
     op.default_sizes = {"4096x768", "512x4096", "16384x128"};
     // No R x 1 sample: over one column x - mean = 0 and rstd = 1/sqrt(eps) = 316, so dx is 0
@@ -133,7 +129,7 @@ void add_layer_norm_backward_op_infos(std::vector<OpInfo>& ops) {
         "double: measured up to 5e-6 on the 16384 rows of 16384x128";
     op.make = [](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
       return std::make_unique<LayerNormBackwardCase>(
-          parse_row_shape(kernels::ops::layer_norm_backward.name, kStridedSyntax, size), seed);
+          parse_row_shape(kernels::ops::layer_norm_backward.name, kRowSyntaxT, size), seed);
     };
     ops.push_back(std::move(op));
   }

@@ -4,9 +4,9 @@
 // Size: "N" (square) or "MxKxN", with an optional ":XY" where X, Y are n (normal) or t
 // (transposed) for A and B, as in BLAS. A transposed operand is stored K x M (or N x K) and
 // passed as a strided view, exactly the view a backward pass hands the kernel.
-#include "kernels/ops/matmul/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/matmul/op.h"
 
 namespace prism::opinfo {
 namespace {

@@ -5,9 +5,9 @@
 // The inputs are the lab's random floats in [-1, 1) rounded to bfloat16, so every variant and
 // the baseline see the same exactly representable values. The baseline is the "reference"
 // variant, which sums in float64 (kernels/ops/matmul_bf16/naive.cpp).
-#include "kernels/ops/matmul_bf16/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/matmul_bf16/op.h"
 
 namespace prism::opinfo {
 namespace {

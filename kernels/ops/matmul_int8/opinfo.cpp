@@ -6,9 +6,9 @@
 // baseline is the naive loop, whose int32 sum is exact: every variant must give the same bits
 // (the requantization is one shared function), and the tolerance is only the lab's required
 // positive epsilon.
-#include "kernels/ops/matmul_int8/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/matmul_int8/op.h"
 
 namespace prism::opinfo {
 namespace {

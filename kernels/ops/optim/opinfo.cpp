@@ -6,9 +6,9 @@
 // runs keep updating in place (the values drift a little, which changes no timing).
 #include <cstring>
 
-#include "kernels/ops/optim/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/optim/op.h"
 
 namespace prism::opinfo {
 namespace {

@@ -14,8 +14,6 @@
 namespace prism::opinfo {
 namespace {
 
-constexpr const char* kSyntax = "RxC (rows x columns), optionally :t (read through a transpose)";
-
 using Rows = RowShape;
 
 kernels::ReduceArgs<float> reduce_args(const Rows& r, const float* x, float* out, int64_t* index) {
@@ -107,13 +105,10 @@ class ArgmaxCase : public Case {
 };
 
 OpInfo argmax_op() {
-  OpInfo op;
-  op.op = kernels::ops::argmax.name;
+  OpInfo op =
+      row_op_info(kernels::ops::argmax.name, "position of each row's max (its first occurrence)");
   op.size_syntax = kArgmaxSyntax;
-  op.summary = "position of each row's max (its first occurrence)";
-  op.default_sizes = {"128x10", "4096x1024", "1024x4096:t"};
-  op.validation_sizes = {"1x1",   "1x7",     "7x1",       "13x4099",  "31x17:t",
-                         "5x1:t", "3x65536", "13x4099:q", "31x17:tq", "64x1000:q"};
+  op.validation_sizes.insert(op.validation_sizes.end(), {"13x4099:q", "31x17:tq", "64x1000:q"});
   op.tolerance = 1e-9;
   op.tolerance_why =
       "positions are exact: a correct variant returns the same first maximum, and one wrong "
@@ -134,19 +129,14 @@ OpInfo argmax_op() {
 }
 
 OpInfo reduce_op(const char* name, const char* summary) {
-  OpInfo op;
-  op.op = name;
-  op.size_syntax = kSyntax;
-  op.summary = summary;
-  op.default_sizes = {"128x10", "4096x1024", "1024x4096:t"};
-  op.validation_sizes = {"1x1", "1x7", "7x1", "13x4099", "31x17:t", "5x1:t", "3x65536"};
+  OpInfo op = row_op_info(name, summary);
   op.tolerance = 1e-5;
   op.tolerance_why =
       "a row's sum in 32 lanes (optimized) or Eigen's tree order differs from the naive running "
       "sum by a few float32 roundings";
   const std::string op_name = name;
   op.make = [op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-    return std::make_unique<ReduceCase>(op_name, parse_row_shape(op_name, kSyntax, size), seed);
+    return std::make_unique<ReduceCase>(op_name, parse_row_shape(op_name, kRowSyntaxT, size), seed);
   };
   return op;
 }

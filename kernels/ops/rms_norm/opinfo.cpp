@@ -6,14 +6,12 @@
 // here on the host in double from the case's x.
 #include <cmath>
 
-#include "kernels/ops/rms_norm/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/rms_norm/op.h"
 
 namespace prism::opinfo {
 namespace {
-
-constexpr const char* kSyntax = "RxC (rows x columns), optionally :t (x read through a transpose)";
 
 using Rows = RowShape;
 
@@ -83,7 +81,7 @@ void add_rms_norm_op_infos(std::vector<OpInfo>& ops) {
   for (bool backward : {false, true}) {
     OpInfo op;
     op.op = backward ? "rms_norm_backward" : "rms_norm";
-    op.size_syntax = kSyntax;
+    op.size_syntax = kRowSyntaxT;
     op.summary = backward ? "gradients of rms_norm: dx and dweight from the saved rstd"
                           : "RMS normalisation of each row (a pass per step vs one fused pass)";
     // A GPT-2-small and a LLaMA-7B hidden size over a few thousand tokens, and short rows.
@@ -98,7 +96,7 @@ void add_rms_norm_op_infos(std::vector<OpInfo>& ops) {
                    "rounding of x rstd weight, done as one or as two multiplies";
     const std::string name = op.op;
     op.make = [backward, name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      const Rows r = parse_row_shape(name, kSyntax, size);
+      const Rows r = parse_row_shape(name, kRowSyntaxT, size);
       if (backward) return std::make_unique<RmsNormBackwardCase>(r, seed);
       return std::make_unique<RmsNormCase>(r, seed);
     };

@@ -13,9 +13,6 @@
 namespace prism::opinfo {
 namespace {
 
-constexpr const char* kSyntax = "RxC (rows x columns), optionally :t (read through a transpose)";
-constexpr const char* kRowsSyntax = "RxC (rows x columns)";
-
 using Rows = RowShape;
 
 class SoftmaxCase : public Case {
@@ -79,19 +76,14 @@ class SoftmaxBackwardCase : public Case {
 };
 
 OpInfo softmax_op(const char* name, const char* summary) {
-  OpInfo op;
-  op.op = name;
-  op.size_syntax = kSyntax;
-  op.summary = summary;
-  op.default_sizes = {"128x10", "4096x1024", "1024x4096:t"};
-  op.validation_sizes = {"1x1", "1x7", "7x1", "13x4099", "31x17:t", "5x1:t", "3x65536"};
+  OpInfo op = row_op_info(name, summary);
   op.tolerance = 1e-5;
   op.tolerance_why =
       "a row's sum in 32 lanes (optimized) or Eigen's tree order differs from the naive running "
       "sum by a few float32 roundings, and the online pass rescales its sum as the max grows";
   const std::string op_name = name;
   op.make = [op_name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-    return std::make_unique<SoftmaxCase>(parse_row_shape(op_name, kSyntax, size), seed);
+    return std::make_unique<SoftmaxCase>(parse_row_shape(op_name, kRowSyntaxT, size), seed);
   };
   return op;
 }
@@ -106,7 +98,7 @@ void add_softmax_backward_op_infos(std::vector<OpInfo>& ops) {
   for (bool log : {false, true}) {
     OpInfo op;
     op.op = log ? kernels::ops::log_softmax_backward.name : kernels::ops::softmax_backward.name;
-    op.size_syntax = kRowsSyntax;
+    op.size_syntax = kRowSyntax;
     op.summary = log ? "gradient of log_softmax: dx = g - exp(y) sum(g)"
                      : "gradient of softmax: dx = y (g - sum(g y))";
     op.default_sizes = {"128x10", "4096x1024", "512x50257"};
@@ -118,7 +110,7 @@ void add_softmax_backward_op_infos(std::vector<OpInfo>& ops) {
         "ulps of the largest dx (an expf 2 ulp off emulated: at most 7e-7 in 20000 seeds)";
     const std::string name = op.op;
     op.make = [log, name](const std::string& size, uint64_t seed) -> std::unique_ptr<Case> {
-      return std::make_unique<SoftmaxBackwardCase>(parse_row_shape(name, kRowsSyntax, size, false),
+      return std::make_unique<SoftmaxBackwardCase>(parse_row_shape(name, kRowSyntax, size, false),
                                                    log, seed);
     };
     ops.push_back(std::move(op));

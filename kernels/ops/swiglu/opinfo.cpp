@@ -6,9 +6,9 @@
 // projection and slices it. ":t" reads gate through a transpose (stored [C, R]: column stride R)
 // while up stays contiguous, so the two inputs walk memory differently. The backward case reads
 // gate and up the same ways; g, dgate and dup are contiguous, as the front end makes them.
-#include "kernels/ops/swiglu/op.h"
 #include "kernels/costs.h"
 #include "kernels/opinfo/op_info.h"
+#include "kernels/ops/swiglu/op.h"
 
 namespace prism::opinfo {
 namespace {
