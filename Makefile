@@ -25,7 +25,8 @@ PERF_BENCH  ?= --batch 1,32 --threads 1 --duration 3
 # libFuzzer (`make fuzz`, tests/fuzz/): a clang build of its own with ASan + UBSan, CPU only, and
 # the packages only it needs. Each target runs FUZZ_SECONDS (CI: 10, see .ci/run).
 # FUZZ_OPT: the optimisation flags of that build. CI's 10 s per target are a smoke test and build
-# with OSS-Fuzz's -O1 -gline-tables-only (52 s less of CI); long runs keep -O2 for throughput.
+# at -O0 -gline-tables-only (a file compiles in two thirds of its -O1 time with clang, which was
+# 52 s less of CI than -O2); long runs keep -O2 for throughput.
 FUZZ_BUILD    ?= build-fuzz
 FUZZ_SECONDS  ?= 300
 FUZZ_TARGETS  ?= safetensors idx text cli checkpoint results
@@ -35,7 +36,8 @@ FUZZ_OPT      ?= -O2 -g
 
 # ThreadSanitizer (`make tsan`): GCC with LLVM's OpenMP runtime and its Archer tool, which tells
 # TSan about OpenMP's synchronisation (cmake/Sanitizers.cmake says why libgomp cannot be used).
-# -O1 -g1, as for asan: compiling is most of the stage, and a report needs only file and line.
+# -O1 -g1: a report needs only file and line; not in CI, it keeps -O1 where make asan's -Og
+# trades run time for the compile time CI's budget needs.
 # Only the threaded suites: the profiler's (threads_test.cpp), the kernel, per-op and tensor
 # suites (OpenMP kernels) and nn's (the data loader's prefetch thread). Any report fails the run.
 TSAN_BUILD    ?= build-tsan
@@ -80,12 +82,14 @@ test: build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS)
 
 # The same suite with AddressSanitizer and UndefinedBehaviorSanitizer (CPU only, no benches).
-# -O1 -g1: optimised, so the training tests (Eigen GEMMs) run in seconds instead of the minutes
+# -Og -g1: optimised, so the training tests (Eigen GEMMs) run in seconds instead of the minutes
 # an -O0 build takes, and with line tables only, which is all a sanitizer report needs (file and
-# line of each frame). Against -O2 -g a file compiles 2 to 6 times faster
-# (kernels/ops/matmul/optimized.cpp 18.8 s -> 3.1 s), and compiling is most of this stage. GCC
-# reports a false
-# -Wmaybe-uninitialized inside libstdc++'s <regex> at -O1 with -fsanitize=address (GCC bug
+# line of each frame). Compiling is most of this stage, and each sanitizer about doubles a file's
+# time (kernels/ops/attention/flash.cpp: 24.6 s with either, 47.7 s with both, 15.2 s in the
+# Release build); -Og compiles 35 to 45% faster than -O1 with both (flash.cpp 47.0 -> 30.9 s,
+# analysis/html/profile_read.cpp 9.6 -> 5.3 s, nn/data/loader.cpp 2.9 -> 1.9 s; one core of the
+# 2-vCPU Xeon, 2026-11-29), which -O1 had been against -O2 -g (2 to 6 times). GCC reports a false
+# -Wmaybe-uninitialized inside libstdc++'s <regex> with -fsanitize=address (GCC bug
 # 105616, GCC 12 to 14), on no line of ours: off in this build only. The docs tests (label docs: every
 # command of the READMEs, tests/docs) run in `make test` only: under ASan they take five minutes
 # of CI's budget, and the CLI suite (tests/cli) runs the same commands sanitized. The exercises'
@@ -100,7 +104,7 @@ test: build
 ASAN_SKIP := ranks wait for rank 0.s evaluation|prism train transformer on text reports|exercise 16: --record files|second pass: a text with no newline trains|prism demo trains, prints the op table|prism demo --kernel matmul=naive|prism generate: the same text with and without|prism train --checkpoint: the recompute
 asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPRISM_SANITIZE=ON -DPRISM_BUILD_BENCH=OFF \
-	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG -Wno-maybe-uninitialized" -DPRISM_CUDA=OFF -DPRISM_EXERCISE_VARIANTS=OFF $(CMAKE_ARGS)
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-Og -g1 -DNDEBUG -Wno-maybe-uninitialized" -DPRISM_CUDA=OFF -DPRISM_EXERCISE_VARIANTS=OFF $(CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -LE docs -E "$(ASAN_SKIP)"
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 
 namespace prism::profiler {
 
@@ -35,5 +36,8 @@ struct Cost {
   }
   friend bool operator==(const Cost&, const Cost&) = default;
 };
+
+// "{flops 8, macs 4, bytes 48}": what a failed test's CHECK(a == b) prints (profiler/cost.cpp).
+std::ostream& operator<<(std::ostream& os, const Cost& c);
 
 }  // namespace prism::profiler

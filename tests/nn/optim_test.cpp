@@ -8,7 +8,6 @@
 #include <cmath>
 #include <functional>
 #include <numbers>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,13 +22,6 @@
 #include "tensor/autograd/grad_mode.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
-
-namespace prism::profiler {
-// So that a failed CHECK on a Cost prints the numbers (found by argument-dependent lookup).
-[[maybe_unused]] static std::ostream& operator<<(std::ostream& os, const Cost& c) {
-  return os << "{flops " << c.flops << ", macs " << c.macs << ", bytes " << c.bytes << "}";
-}
-}  // namespace prism::profiler
 
 namespace {
 

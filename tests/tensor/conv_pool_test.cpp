@@ -9,27 +9,21 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kernels/costs.h"
 #include "kernels/ops/conv2d/op.h"
 #include "kernels/ops/pool2d/op.h"
-#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
 #include "tensor/autograd/gradcheck.h"
+#include "tests/records.h"
 #include "tests/tensor/reference.h"
 #include "tests/test_util.h"
 
 namespace prism {
-
-namespace profiler {
-[[maybe_unused]] static std::ostream& operator<<(std::ostream& os, const Cost& c) {
-  return os << "{flops " << c.flops << ", macs " << c.macs << ", bytes " << c.bytes << "}";
-}
-}  // namespace profiler
 
 namespace {
 
@@ -38,6 +32,9 @@ using profiler::OpRecord;
 using profiler::Phase;
 using ref::Array;
 using ref::Shape;
+using testing::named;
+using testing::only;
+using testing::record;
 
 constexpr DType kFloatTypes[] = {DType::f32, DType::f64};
 const char* const kConvOps[] = {"conv2d", "conv2d_backward_input", "conv2d_backward_weight"};
@@ -390,28 +387,6 @@ TEST_CASE("gradcheck: max_pool2d and avg_pool2d") {
 }
 
 // ---- costs -------------------------------------------------------------------------------------
-
-std::vector<OpRecord> record(const std::function<void()>& fn) {
-  profiler::Session session;
-  fn();
-  return session.stop().recording.records;
-}
-
-std::vector<OpRecord> named(const std::vector<OpRecord>& recs, const std::string& op, Phase phase) {
-  std::vector<OpRecord> found;
-  for (const OpRecord& r : recs) {
-    if (op == r.op && r.phase == phase) found.push_back(r);
-  }
-  return found;
-}
-
-OpRecord only(const std::vector<OpRecord>& recs, const std::string& op,
-              Phase phase = Phase::forward) {
-  std::vector<OpRecord> found = named(recs, op, phase);
-  INFO(("looking for one '" + op + "' record"));
-  REQUIRE(found.size() == 1);
-  return found.front();
-}
 
 TEST_CASE("costs::conv2d: 2 N O Ho Wo C kh kw FLOPs, the bias add counted in FLOPs only") {
   // The oracle: x 2x3x6x6, w 6x3x4x4, padding 1 -> 5x5 outputs; 2*2*6*5*5*3*4*4 = 28,800.

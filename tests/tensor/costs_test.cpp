@@ -4,35 +4,29 @@
 #include <doctest/doctest.h>
 
 #include <functional>
-#include <ostream>
 #include <string>
 #include <vector>
 
+#include "kernels/costs.h"
 #include "kernels/ops/copy/op.h"
 #include "kernels/ops/elementwise/op.h"
 #include "kernels/ops/matmul/op.h"
 #include "kernels/ops/reduce/op.h"
 #include "kernels/ops/softmax/op.h"
-#include "kernels/costs.h"
 #include "kernels/registry.h"
 #include "profiler/session.h"
+#include "tests/records.h"
 #include "tests/tensor/reference.h"
 
 namespace prism {
-
-namespace profiler {
-// So that a failed CHECK prints the numbers (found by argument-dependent lookup, so it must be
-// in Cost's namespace; static keeps it private to this file).
-[[maybe_unused]] static std::ostream& operator<<(std::ostream& os, const Cost& c) {
-  return os << "{flops " << c.flops << ", macs " << c.macs << ", bytes " << c.bytes << "}";
-}
-}  // namespace profiler
 
 namespace {
 
 using profiler::Cost;
 using profiler::OpRecord;
 using profiler::Phase;
+using testing::only;
+using testing::record;
 
 // ---- the formulas -----------------------------------------------------------------------------
 
@@ -75,25 +69,6 @@ TEST_CASE("costs::reduce, costs::softmax and costs::copy") {
 
 // ---- what the profiler records for real calls
 // ----------------------------------------------------
-
-// Runs `fn` inside a session and returns every record.
-std::vector<OpRecord> record(const std::function<void()>& fn) {
-  profiler::Session session;
-  fn();
-  return session.stop().recording.records;
-}
-
-// The single record named `op` in the given phase (a test failure if there is not exactly one).
-OpRecord only(const std::vector<OpRecord>& recs, const std::string& op,
-              Phase phase = Phase::forward) {
-  std::vector<OpRecord> found;
-  for (const OpRecord& r : recs) {
-    if (op == r.op && r.phase == phase) found.push_back(r);
-  }
-  INFO(("looking for one '" + op + "' record"));
-  REQUIRE(found.size() == 1);
-  return found.front();
-}
 
 std::string variant_for(const char* op, DType dt) {
   return kernels::registry().at(op, Device::cpu).select(dt).name;

@@ -2,7 +2,6 @@
 // costs the profiler records for real calls, which must be exactly the formulas' numbers.
 #include <doctest/doctest.h>
 
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -12,12 +11,6 @@
 #include "tensor/ops.h"
 
 namespace prism {
-
-namespace profiler {
-[[maybe_unused]] static std::ostream& operator<<(std::ostream& os, const Cost& c) {
-  return os << "{flops " << c.flops << ", macs " << c.macs << ", bytes " << c.bytes << "}";
-}
-}  // namespace profiler
 
 namespace {
 
