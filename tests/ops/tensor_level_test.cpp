@@ -5,8 +5,8 @@
 //   random directions, so that a [300, 263] input costs six evaluations, not 157,800);
 // - exact cost on the meta device: the same driver, forward and backward, with the meta device
 //   as the default (its inputs, drivers.h, are then meta tensors of the same shapes and layouts)
-//   records the same ops with the same FLOPs, MACs, bytes and
-//   allocations as on the CPU. A dry run (`prism summary`, `--estimate`) is only as good as this.
+//   records the same ops with the same FLOPs, MACs, bytes and allocations as on the CPU. A dry
+//   run (`prism summary`, a memory estimate) is only as good as this.
 #include <doctest/doctest.h>
 
 #include <algorithm>
