@@ -72,8 +72,9 @@ void Workload::set_batch(int64_t batch, uint64_t seed, const nn::data::Dataset* 
     return;
   }
   nn::ModelInput labels{language_model() ? Dims{batch, spec_.shape[1]} : Dims{batch}, DType::i64};
-  if (device_ == Device::meta) {  // shapes only: no values to draw
+  if (device_ == Device::meta) {  // shapes only: no values to draw, the same role as real data
     DefaultDevice meta(Device::meta);
+    AllocRole role(profiler::MemRole::data);
     Dims shape = spec_.shape;
     shape[0] = batch;
     x_ = zeros(shape, spec_.dtype);
