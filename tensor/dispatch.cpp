@@ -113,7 +113,7 @@ void check_linear_operands(const char* op, const Tensor& x, const Tensor& weight
   }
 }
 
-void check_cpu(const char* op, const Tensor& t) {
+void check_cpu_or_meta(const char* op, const Tensor& t) {
   if (t.device() != Device::cpu && t.device() != Device::meta) {
     throw Error(std::string(op) + ": only implemented on the cpu, got a " +
                 device_name(t.device()) + " tensor");

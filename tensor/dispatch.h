@@ -25,11 +25,12 @@ class OpHandle {
   const char* name() const { return name_; }
   // The kernel variant that runs for this device and dtype now (overrides applied).
   const kernels::KernelEntry& kernel(Device device, DType dtype);
-  // The variant whose memory a call has: the one that runs, or on the meta device the one the
-  // CPU would run, so that a dry run allocates the scratch a real run does (a front end sizes
-  // its workspace from this entry's tag, never from the meta entry, which needs none).
-  const kernels::KernelEntry& planned(Device device, DType dtype) {
-    return kernel(device == Device::meta ? Device::cpu : device, dtype);
+  // The variant whose memory a call of kernel k has: k itself, or for the meta device's entry
+  // the variant the CPU would run, so that a dry run allocates the scratch a real run does (a
+  // front end sizes its workspace from this entry's tag, never from the meta entry, which needs
+  // none). No second lookup on a real device.
+  const kernels::KernelEntry& planned(const kernels::KernelEntry& k, DType dtype) {
+    return k.meta ? kernel(Device::cpu, dtype) : k;
   }
 
  private:
@@ -88,7 +89,7 @@ void check_same_dtype(const char* op, const Tensor& a, const Tensor& b);
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 // For an op with no CUDA kernel: t is on the cpu, or on the meta device, which runs no kernel
 // (a dry run still gets the op's shapes, costs and memory).
-void check_cpu(const char* op, const Tensor& t);
+void check_cpu_or_meta(const char* op, const Tensor& t);
 // A linear layer's operands (linear, linear_gelu): float x [..., in], weight [out, in] and an
 // undefined or [out] bias, all of one dtype and device.
 void check_linear_operands(const char* op, const Tensor& x, const Tensor& weight,

@@ -115,10 +115,6 @@ std::pair<std::string, std::string> split_suffix(const std::string& text);
 // (where `transposable`) the input is read through a transpose, column stride R instead of 1,
 // the layout the front end hands a kernel for a reduction over a leading dim or a transposed
 // view. A bad size is an Error naming `syntax`.
-// Their size syntax, as `--sizes` help and errors print it: with and without ":t".
-inline constexpr const char* kRowSyntax = "RxC (rows x columns)";
-inline constexpr const char* kRowSyntaxT =
-    "RxC (rows x columns), optionally :t (read through a transpose)";
 struct RowShape {
   int64_t rows, cols;
   bool transposed;
@@ -127,6 +123,11 @@ struct RowShape {
 };
 RowShape parse_row_shape(const std::string& op, const std::string& syntax, const std::string& size,
                          bool transposable = true);
+
+// The row ops' size syntax, as `--sizes` help and errors print it: with and without ":t".
+inline constexpr const char* kRowSyntax = "RxC (rows x columns)";
+inline constexpr const char* kRowSyntaxT =
+    "RxC (rows x columns), optionally :t (read through a transpose)";
 
 // The start of a row-wise op's description (reductions, softmax): its name and summary, the
 // row syntax with :t, and the sizes they share: a classifier's head, wide rows, a transposed

@@ -175,8 +175,7 @@ QkvGrads attention_backward(const Sizes& s, const Tensor& q, const Tensor& k, co
   }
   g.dk = detail::empty_like_shape(k.shape(), k.dtype(), k.device());
   g.dv = detail::empty_like_shape(v.shape(), v.dtype(), v.device());
-  Tensor ws =
-      workspace(op_attention_bw.planned(q.device(), q.dtype()), s, q.dtype(), q.device(), true);
+  Tensor ws = workspace(op_attention_bw.planned(kern, q.dtype()), s, q.dtype(), q.device(), true);
   if (q.device() == Device::meta) return g;
   if (q.dtype() == DType::f32)
     run_backward<float>(kern, s, q, k, v, out, dout, lse, g, ws);
@@ -200,8 +199,7 @@ AttentionResult attention_with_lse(const Tensor& q, const Tensor& k, const Tenso
     out4 = detail::empty_like_shape(q4.shape(), q.dtype(), q.device());
     lse3 = detail::empty_like_shape(Dims{s.batch, s.heads, s.lq}, q.dtype(), q.device());
     if (s.lq > 0) {
-      Tensor ws =
-          workspace(op_attention.planned(q.device(), q.dtype()), s, q.dtype(), q.device(), false);
+      Tensor ws = workspace(op_attention.planned(kern, q.dtype()), s, q.dtype(), q.device(), false);
       if (q.device() != Device::meta) {
         if (q.dtype() == DType::f32)
           run_forward<float>(kern, s, q4, k4, v4, out4, lse3, ws);

@@ -151,7 +151,7 @@ Tensor conv_call(detail::OpHandle& op, const kernels::KernelEntry& k, const Geom
   Tensor workspace;
   const bool weight_grad = !weight.defined();  // conv2d_backward_weight reads x and dy only
   const int64_t scratch = workspace_elements(g, dev, weight_grad);
-  if (op.planned(dev, dt).tag != kernels::VariantTag::naive && scratch > 0) {
+  if (op.planned(k, dt).tag != kernels::VariantTag::naive && scratch > 0) {
     AllocRole role(MemRole::temporary);
     workspace = detail::empty_like_shape(Dims{scratch}, dt, dev);
   }

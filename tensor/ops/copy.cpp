@@ -166,7 +166,7 @@ Tensor cast(const Tensor& x, DType dtype) {
     // profile as to_cpu and to_cuda records around the cast.
     return cast(x.to(Device::cpu), dtype).to(Device::cuda);
   }
-  detail::check_cpu("cast", x);
+  detail::check_cpu_or_meta("cast", x);
   Tensor out;
   {
     detail::OpRecordScope rec("cast", "", x.device(), {&x}, [&] {

@@ -67,7 +67,7 @@ Tensor run_linear(const Operand& a, const Operand& b, int64_t m, int64_t n, int6
   if (m == 0) return c;
   Tensor workspace;
   const int64_t scratch = kernels::linear_workspace(m, n, k, relu_a, relu_b);
-  if (op_linear.planned(dev, dt).tag == kernels::VariantTag::naive && scratch > 0) {
+  if (op_linear.planned(kern, dt).tag == kernels::VariantTag::naive && scratch > 0) {
     AllocRole role(MemRole::temporary);
     workspace = detail::empty_like_shape(Dims{scratch}, dt, dev);
   }

@@ -147,7 +147,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduc
     loss = detail::empty_like_shape(Dims{}, dt, dev);
     if (saves) lse = detail::empty_like_shape(Dims{p.rows}, DType::f64, dev);
     Tensor workspace;
-    if (op_cross_entropy.planned(dev, dt).tag == kernels::VariantTag::naive) {
+    if (op_cross_entropy.planned(k, dt).tag == kernels::VariantTag::naive) {
       // The composed algorithm's [N, C] log-probabilities: scratch that lives for this call.
       AllocRole role(MemRole::temporary);
       workspace = detail::empty_like_shape(Dims{p.rows * p.cols}, dt, dev);

@@ -152,7 +152,7 @@ void sgd_update_(const Tensor& param, const Tensor& grad, const Tensor& velocity
                              h.nesterov);
   });
   const Tensor ws = workspace_for(
-      op_sgd.planned(param.device(), param.dtype()),
+      op_sgd.planned(k, param.dtype()),
       kernels::sgd_per_tensor_workspace(param.numel(), h.weight_decay != 0, h.nesterov), param);
   if (param.dtype() == DType::f32)
     run_sgd<float>(k, param, grad, vel, h, ws);
@@ -188,7 +188,7 @@ void adam_update_(const Tensor& param, const Tensor& grad, const Tensor& m, cons
                               h.decoupled);
   });
   const Tensor ws = workspace_for(
-      op_adam.planned(param.device(), param.dtype()),
+      op_adam.planned(k, param.dtype()),
       kernels::adam_per_tensor_workspace(param.numel(), h.weight_decay != 0 && !h.decoupled),
       param);
   if (param.dtype() == DType::f32)

@@ -33,7 +33,7 @@ Tensor quantize(const Tensor& x, float scale) {
     throw Error("quantize_int8: expects a float32 tensor, got " + dtype_str(x) + " " +
                 x.shape().str());
   }
-  detail::check_cpu(kernels::ops::quantize_int8.name, x);
+  detail::check_cpu_or_meta(kernels::ops::quantize_int8.name, x);
   if (!(scale > 0) || !std::isfinite(scale)) {
     throw Error("quantize_int8: the scale must be finite and > 0, got " + std::to_string(scale));
   }
@@ -87,7 +87,7 @@ Tensor matmul_int8(const Tensor& a, float a_scale, const Tensor& w, const Tensor
   }
   for (const Tensor* t : {&a, &w, &w_scale, &bias}) {
     if (!t->defined()) continue;
-    detail::check_cpu(op, *t);
+    detail::check_cpu_or_meta(op, *t);
     detail::check_same_device(op, a, *t);
   }
   const Tensor ws = w_scale.detach().contiguous();
